@@ -1,0 +1,42 @@
+package dev.idempotency;
+
+import java.time.Duration;
+
+/**
+ * What happened to one call, as published to every {@link IdempotencyListener}.
+ *
+ * @param operation the operation name
+ * @param tier      its tier
+ * @param key       the readable key (cut to 255 characters); empty for {@link Tier#READ_ONLY}
+ * @param outcome   what happened
+ * @param claimTime how long the store claim took (zero when there was none)
+ * @param totalTime how long the whole call took, method included
+ */
+public record IdempotencyEvent(String operation, Tier tier, String key, Outcome outcome, Duration claimTime,
+        Duration totalTime) {
+
+    /** The outcome of one call. Names are the metric tag values, in lower case. */
+    public enum Outcome {
+        /** The method ran and its result was recorded. */
+        EXECUTED,
+        /** A recorded result was returned from the store; the method did not run. */
+        REPLAYED,
+        /** A recorded result was returned from a cache in front of the store; no store access. */
+        REPLAYED_CACHED,
+        /** Another attempt was still in flight past the lock timeout. */
+        IN_PROGRESS,
+        /** The key was used with other arguments. */
+        KEY_REUSED,
+        /** An irreversible call's outcome is unknown and needs review. */
+        OUTCOME_UNKNOWN,
+        /** The method, the key, the store or the codec failed; nothing was recorded. */
+        FAILED,
+        /** A confirmation gate refused the first execution. */
+        CONFIRMATION_REQUIRED;
+
+        /** The lower-case name used as a metric tag. */
+        public String tagValue() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+}

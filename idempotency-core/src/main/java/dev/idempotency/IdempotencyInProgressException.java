@@ -1,0 +1,34 @@
+package dev.idempotency;
+
+import java.time.Duration;
+
+/**
+ * Another attempt with the same key is still running and did not finish within the lock timeout. The method did not
+ * run. Retrying later replays that attempt's outcome. The HTTP analogue is 409.
+ */
+public class IdempotencyInProgressException extends IdempotencyException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final String operation;
+    private final String key;
+
+    public IdempotencyInProgressException(String operation, String key, Duration waited) {
+        this(operation, key, "another attempt with idempotency key '" + key + "' of operation " + operation
+                + " is still in flight after waiting " + waited + "; retry later to get its outcome", null);
+    }
+
+    public IdempotencyInProgressException(String operation, String key, String message, Throwable cause) {
+        super(message, cause);
+        this.operation = operation;
+        this.key = key;
+    }
+
+    public String operation() {
+        return operation;
+    }
+
+    public String key() {
+        return key;
+    }
+}

@@ -1,0 +1,30 @@
+package dev.idempotency;
+
+/**
+ * An {@link Tier#IRREVERSIBLE} call was claimed and its lease ran out without an outcome (a crash): whether the side
+ * effect happened is unknown. The record is marked {@code NEEDS_REVIEW} and every call with this key fails with this
+ * exception until an operator resolves it through {@link IdempotencyAdmin}.
+ */
+public class IdempotencyOutcomeUnknownException extends IdempotencyException {
+
+    private static final long serialVersionUID = 1L;
+
+    private final String operation;
+    private final String key;
+
+    public IdempotencyOutcomeUnknownException(String operation, String key) {
+        super("the outcome of operation " + operation + " with idempotency key '" + key
+                + "' is unknown (an attempt started and never finished); it needs review by an operator"
+                + " (IdempotencyAdmin.resolve) before it can run or replay");
+        this.operation = operation;
+        this.key = key;
+    }
+
+    public String operation() {
+        return operation;
+    }
+
+    public String key() {
+        return key;
+    }
+}

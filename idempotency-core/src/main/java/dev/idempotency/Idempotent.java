@@ -1,0 +1,54 @@
+package dev.idempotency;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Makes a method idempotent: the first call with a key runs it and records its result; every later call with the
+ * same key (and the same arguments) gets that result back without running it.
+ *
+ * <pre>{@code
+ * @Idempotent(key = "'APPROVAL:' + #approvalNo + ':MAIN'", tier = Tier.REVERSIBLE, ttl = "24h")
+ * @Transactional
+ * public OrderReceipt createOrder(String approvalNo, OrderRequest request) { ... }
+ * }</pre>
+ *
+ * <p>With Spring, {@code IdempotentAspect} applies it; it runs <em>inside</em> a {@code @Transactional} on the same
+ * method, so that the claim of the key commits or rolls back with the method's own writes. Without Spring, use
+ * {@link IdempotentExecutor} directly.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.METHOD)
+public @interface Idempotent {
+
+    /**
+     * A SpEL expression over the method's parameters that yields the business identity of this intent:
+     * {@code #name}, {@code #p0}/{@code #a0}, {@code #root.args}. A null, empty or blank result is an
+     * {@link IdempotencyKeyException}, and the method does not run. Make the key outside the retry loop (an order
+     * number, a workflow id), never a fresh UUID per attempt. Not used by {@link Tier#READ_ONLY}.
+     */
+    String key() default "";
+
+    /** The kind of side effect; required, there is no default. */
+    Tier tier();
+
+    /** How long a completed outcome is kept and replayed: {@code 30s}, {@code 15m}, {@code 24h}, {@code 7d} or ISO-8601 ({@code PT24H}). */
+    String ttl() default "24h";
+
+    /** The scope of the key; defaults to {@code SimpleClassName.method}. Set it to keep keys valid across a rename. */
+    String operation() default "";
+
+    /**
+     * {@link Tier#REVERSIBLE} only: the name of a method on the same bean that undoes one call. It takes the same
+     * parameters, optionally followed by the result, and runs when the method returned but the surrounding
+     * transaction rolled back afterwards.
+     */
+    String compensate() default "";
+
+    /** How long a duplicate waits for an attempt in flight before {@link IdempotencyInProgressException}. */
+    String lockTimeout() default "10s";
+}

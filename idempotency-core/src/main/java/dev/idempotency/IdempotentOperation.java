@@ -1,0 +1,174 @@
+package dev.idempotency;
+
+import dev.idempotency.internal.Durations;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * The immutable facts of one idempotent operation, computed once (the aspect builds one per annotated method) and
+ * passed with every call to {@link IdempotentExecutor#execute}.
+ *
+ * <pre>{@code
+ * IdempotentOperation<Receipt> refund = IdempotentOperation.builder("Payments.refund", Tier.IRREVERSIBLE, ResultType.of(Receipt.class))
+ *     .ttl("7d")
+ *     .build();
+ * }</pre>
+ *
+ * @param <T> the result type
+ */
+public final class IdempotentOperation<T> {
+
+    /** The default time to live of a completed outcome. */
+    public static final Duration DEFAULT_TTL = Duration.ofHours(24);
+    /** The default time a duplicate waits for an attempt in flight. */
+    public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
+    /** A committed claim's lease is this many lock timeouts long, unless set. */
+    public static final int LEASE_PER_LOCK_TIMEOUT = 3;
+
+    private final String name;
+    private final Tier tier;
+    private final ResultType<T> resultType;
+    private final Duration ttl;
+    private final Duration lockTimeout;
+    private final Duration lease;
+    private final int[] ignoredArguments;
+    private final String description;
+
+    private IdempotentOperation(Builder<T> b) {
+        this.name = b.name;
+        this.tier = b.tier;
+        this.resultType = b.resultType;
+        this.ttl = b.ttl;
+        this.lockTimeout = b.lockTimeout;
+        this.lease = b.lease != null ? b.lease : b.lockTimeout.multipliedBy(LEASE_PER_LOCK_TIMEOUT);
+        this.ignoredArguments = b.ignoredArguments;
+        this.description = b.description != null ? b.description : b.name;
+    }
+
+    /**
+     * Starts an operation.
+     *
+     * @param name       the scope of its keys, such as {@code OrderService.createOrder}; stable across deployments
+     * @param tier       its tier
+     * @param resultType its declared result type
+     */
+    public static <T> Builder<T> builder(String name, Tier tier, ResultType<T> resultType) {
+        return new Builder<>(name, tier, resultType);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public Tier tier() {
+        return tier;
+    }
+
+    public ResultType<T> resultType() {
+        return resultType;
+    }
+
+    public Duration ttl() {
+        return ttl;
+    }
+
+    public Duration lockTimeout() {
+        return lockTimeout;
+    }
+
+    /** How long a committed claim is protected before it counts as crashed (stale). */
+    public Duration lease() {
+        return lease;
+    }
+
+    /** Whether the argument at {@code index} is left out of the fingerprint. */
+    public boolean isIgnored(int index) {
+        return Arrays.binarySearch(ignoredArguments, index) >= 0;
+    }
+
+    /** Where the operation comes from, for messages: a method and its key expression, or just the name. */
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public String toString() {
+        return "IdempotentOperation[" + name + ", " + tier + ", ttl=" + ttl + ", lockTimeout=" + lockTimeout + "]";
+    }
+
+    /** Builds an {@link IdempotentOperation}; {@link #build()} rejects what cannot work. */
+    public static final class Builder<T> {
+        private final String name;
+        private final Tier tier;
+        private final ResultType<T> resultType;
+        private Duration ttl = DEFAULT_TTL;
+        private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+        private Duration lease;
+        private int[] ignoredArguments = new int[0];
+        private String description;
+
+        private Builder(String name, Tier tier, ResultType<T> resultType) {
+            this.name = Objects.requireNonNull(name, "name");
+            this.tier = Objects.requireNonNull(tier, "tier");
+            this.resultType = Objects.requireNonNull(resultType, "resultType");
+        }
+
+        public Builder<T> ttl(Duration ttl) {
+            this.ttl = Objects.requireNonNull(ttl, "ttl");
+            return this;
+        }
+
+        /** @param ttl {@code 30s}, {@code 15m}, {@code 24h}, {@code 7d} or ISO-8601 */
+        public Builder<T> ttl(String ttl) {
+            return ttl(Durations.parse(ttl, "ttl of " + name));
+        }
+
+        public Builder<T> lockTimeout(Duration lockTimeout) {
+            this.lockTimeout = Objects.requireNonNull(lockTimeout, "lockTimeout");
+            return this;
+        }
+
+        public Builder<T> lockTimeout(String lockTimeout) {
+            return lockTimeout(Durations.parse(lockTimeout, "lockTimeout of " + name));
+        }
+
+        /** The lease of a committed claim; defaults to three lock timeouts. Longer than the method ever runs. */
+        public Builder<T> lease(Duration lease) {
+            this.lease = Objects.requireNonNull(lease, "lease");
+            return this;
+        }
+
+        /** Positions of the arguments left out of the fingerprint ({@link IdempotencyIgnore} parameters). */
+        public Builder<T> ignoredArguments(int... positions) {
+            int[] sorted = positions.clone();
+            Arrays.sort(sorted);
+            this.ignoredArguments = sorted;
+            return this;
+        }
+
+        /** How messages name the operation: a method signature and its key expression. */
+        public Builder<T> description(String description) {
+            this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        public IdempotentOperation<T> build() {
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("an idempotent operation needs a name");
+            }
+            requirePositive(ttl, "ttl");
+            requirePositive(lockTimeout, "lockTimeout");
+            if (lease != null) {
+                requirePositive(lease, "lease");
+            }
+            return new IdempotentOperation<>(this);
+        }
+
+        private void requirePositive(Duration d, String what) {
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " of " + name + " must be positive, was " + d);
+            }
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package dev.idempotency.codec;
+
+import java.lang.reflect.Type;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Turns a method's result into bytes for the store and back into the method's declared type on a replay.
+ * Implementations never name a class to instantiate in the bytes they write and never trust one in the bytes
+ * they read: the declared type (and an allow-list, where the declared type is abstract) decides what is built.
+ */
+public interface ResultCodec {
+
+    /**
+     * Refuses, once when an operation is first seen, a declared return type whose values cannot be replayed
+     * ({@code Stream}, {@code Iterator}, {@code InputStream}, ...).
+     *
+     * @throws dev.idempotency.IdempotencyReplayException naming the type and why
+     */
+    default void checkReplayable(Type declaredType) {
+    }
+
+    /**
+     * Encodes a result of the declared type.
+     *
+     * @throws dev.idempotency.IdempotencyReplayException if the value cannot be encoded
+     */
+    byte[] encode(@Nullable Object value, Type declaredType);
+
+    /**
+     * Decodes bytes written by {@link #encode} into the declared type.
+     *
+     * @throws dev.idempotency.IdempotencyReplayException if the bytes are unreadable or do not fit the type
+     */
+    @Nullable Object decode(byte[] data, Type declaredType);
+}

@@ -1,0 +1,84 @@
+package dev.idempotency.store;
+
+import java.time.Instant;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where claimed keys and their outcomes live. Small on purpose: implement it against a new database and prove it
+ * with {@code idempotency-store-tck}, the contract tests every built-in store passes.
+ *
+ * <p>Every mutating method is atomic on one key. Conditional methods name the state they expect (the claim's lease,
+ * which identifies the claim) and report whether it was still there: that is how exactly one of many contenders
+ * wins a takeover, and how a stale owner learns that its claim was taken.
+ *
+ * <p><b>Transactions.</b> A store that can join the caller's transaction (the JDBC store, when a Spring-managed
+ * transaction is active on its {@code DataSource}) writes the claim there and answers
+ * {@link ClaimResult#acquired(boolean) acquired(true)}; a concurrent claim of the same key then blocks on that
+ * uncommitted row, for at most {@link ClaimRequest#lockTimeout()}, and answers with the committed outcome or acquires
+ * the key if that transaction rolled back. Otherwise the claim is committed at once as
+ * {@link IdempotencyRecord.Status#IN_FLIGHT} with a lease, and a duplicate sees it and waits by polling.
+ *
+ * <p>Stores never decide replay, mismatch or staleness: they report what they hold and the executor decides.
+ * Failures are thrown as unchecked exceptions; the executor wraps them in {@code IdempotencyStoreException}.
+ */
+public interface IdempotencyStore {
+
+    /**
+     * Inserts {@code request} as an in-flight claim unless a record with its key hash exists. Never throws for a
+     * duplicate key and never leaves the caller's transaction unusable because of one.
+     *
+     * @return acquired, the existing record, or a lock timeout
+     */
+    ClaimResult claim(ClaimRequest request);
+
+    /**
+     * Atomically replaces {@code observed} (a stale claim or an expired result the caller saw) with a new claim from
+     * {@code request}, if the stored record is still exactly in the observed state (same status, lease and expiry).
+     * Of many callers taking over the same observed record, exactly one acquires.
+     *
+     * @return acquired, or the record now holding the key (re-read) when another caller won or it changed
+     */
+    ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed);
+
+    /**
+     * Records the result of the claim identified by {@code leaseUntil}: status {@code COMPLETED}, result, expiry.
+     *
+     * @return false if that claim is no longer there (it was taken over or evicted)
+     */
+    boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt);
+
+    /**
+     * Deletes the in-flight claim identified by {@code leaseUntil} (the method failed), so that a retry runs again.
+     *
+     * @return false if that claim is no longer there
+     */
+    boolean release(byte[] keyHash, Instant leaseUntil);
+
+    /** Reads the record of a key hash, whatever its status, expired or not. */
+    Optional<IdempotencyRecord> find(byte[] keyHash);
+
+    /**
+     * Marks the stale claim identified by {@code leaseUntil} {@code NEEDS_REVIEW}: an irreversible call whose outcome
+     * is unknown.
+     *
+     * @return false if the record is no longer that claim
+     */
+    boolean markNeedsReview(byte[] keyHash, Instant leaseUntil);
+
+    /**
+     * An operator's decision for a record, whatever its status: with a result, it becomes {@code COMPLETED} with that
+     * result until {@code expiresAt}; with none, it is deleted (released) so that the next call runs.
+     *
+     * @return false if there is no record for the key hash
+     */
+    boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt);
+
+    /**
+     * Deletes up to {@code batchSize} {@code COMPLETED} records that expired at or before {@code now}; never an
+     * {@code IN_FLIGHT} or {@code NEEDS_REVIEW} one. Safe to run from several nodes at once.
+     *
+     * @return how many records were deleted; call again while it returns {@code batchSize}
+     */
+    int purgeExpired(Instant now, int batchSize);
+}
