@@ -79,6 +79,16 @@ public final class IdempotentExecutor {
     }
 
     /**
+     * Undoes one call's external effect: called when the method returned but the caller's transaction then rolled
+     * back, so that its outcome was never recorded and a retry will run it again.
+     */
+    @FunctionalInterface
+    public interface Compensation<T> {
+        /** @param result what the method returned in the attempt being undone */
+        void compensate(@Nullable T result) throws Exception;
+    }
+
+    /**
      * Checks, once, that the operation's result type can be replayed. Called when a method is first seen; calling it
      * again is cheap.
      *
@@ -116,10 +126,25 @@ public final class IdempotentExecutor {
      */
     public <T, E extends Throwable> T execute(IdempotentOperation<T> operation, String key, Object[] arguments,
             Action<T, E> action) throws E {
+        return execute(operation, key, arguments, action, null);
+    }
+
+    /**
+     * Like {@link #execute(IdempotentOperation, String, Object[], Action)}, with a compensation for
+     * {@link Tier#REVERSIBLE} calls: when the action returned inside a transaction that then rolled back, the
+     * compensation runs exactly once, after the rollback (a failure in it is logged, never thrown: the caller's
+     * exception is already on its way).
+     */
+    public <T, E extends Throwable> T execute(IdempotentOperation<T> operation, String key, Object[] arguments,
+            Action<T, E> action, @Nullable Compensation<T> compensation) throws E {
         if (operation.tier() == Tier.READ_ONLY) {
             return action.run();
         }
-        return new Call<>(operation, key, arguments, action).execute();
+        if (compensation != null && operation.tier() != Tier.REVERSIBLE) {
+            throw new IllegalArgumentException(operation.description() + ": only REVERSIBLE operations compensate, "
+                    + "this one is " + operation.tier());
+        }
+        return new Call<>(operation, key, arguments, action, compensation).execute();
     }
 
     private Instant now() {
@@ -147,14 +172,17 @@ public final class IdempotentExecutor {
         private final IdempotentOperation<T> op;
         private final Object[] arguments;
         private final Action<T, E> action;
+        private final @Nullable Compensation<T> compensation;
         private final long start = System.nanoTime();
         private long claimNanos;
         private String readable = "";
         private byte[] keyHash;
         private byte[] fingerprint;
 
-        Call(IdempotentOperation<T> op, String key, Object[] arguments, Action<T, E> action) {
+        Call(IdempotentOperation<T> op, String key, Object[] arguments, Action<T, E> action,
+                @Nullable Compensation<T> compensation) {
             this.op = op;
+            this.compensation = compensation;
             this.arguments = arguments == null ? new Object[0] : arguments;
             this.action = action;
             this.readable = key == null ? "" : Keys.readable(key);
@@ -323,9 +351,17 @@ public final class IdempotentExecutor {
                         : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
             }
             Instant expiresAt = now().plus(op.ttl());
-            if (transactional || !transactions.isTransactionActive()) {
+            boolean inTransaction = transactions.isTransactionActive();
+            if (transactional || !inTransaction) {
                 // the claim lives in the caller's transaction (the result commits with it), or there is none
                 record(owned, data, expiresAt);
+                if (compensation != null && inTransaction) {
+                    transactions.afterCompletion(committed -> {
+                        if (!committed) {
+                            compensate(value);
+                        }
+                    });
+                }
             } else {
                 // the store cannot join the caller's transaction: keep the claim in flight until it ends, so that
                 // no duplicate replays a result whose writes are then rolled back
@@ -335,6 +371,7 @@ public final class IdempotentExecutor {
                             record(owned, data, now().plus(op.ttl()));
                         } else {
                             store.release(owned.keyHash(), owned.leaseUntil());
+                            compensate(value);
                         }
                     } catch (RuntimeException e) {
                         LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")
@@ -359,6 +396,19 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description() + ": the claim of key '"
                         + readable + "' was taken over or evicted before its result could be recorded"
                         + " (did the method outlive its lease of " + op.lease() + "?)", true, null));
+            }
+        }
+
+        /** Undoes the external effect of an attempt whose transaction rolled back after the method returned. */
+        private void compensate(T value) {
+            if (compensation == null) {
+                return;
+            }
+            try {
+                compensation.compensate(value);
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.ERROR, "the compensation of " + op.name() + " key '" + readable
+                        + "' failed after its transaction rolled back; the external effect may remain", e);
             }
         }
 
