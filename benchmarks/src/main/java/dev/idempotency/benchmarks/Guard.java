@@ -1,0 +1,15 @@
+package dev.idempotency.benchmarks;
+
+/** The ways a business transaction can be guarded against running twice, side by side. */
+public enum Guard {
+    /** No idempotency at all: the baseline. A retry inserts the order again. */
+    A,
+    /** This library: {@code @Idempotent} on a {@code @Transactional} Spring bean, the JDBC store claiming in the transaction. */
+    B,
+    /** The same guard written by hand: {@code INSERT ... ON CONFLICT DO NOTHING}, then an {@code UPDATE} of the result. */
+    C,
+    /** Spring Integration's {@code JdbcMetadataStore.putIfAbsent}, then {@code replace} with the result. */
+    D,
+    /** Apache Camel's {@code JdbcMessageIdRepository.add} (keeps the key only; a duplicate is skipped, not replayed). */
+    E
+}
