@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Turns the JMH results of benchmarks/run.sh into docs/benchmarks.md's generated section and an SVG chart.
+
+Standard library only. Usage (run.sh calls it):
+    python3 benchmarks/report.py RESULTS_JSON RUN_INFO_JSON DOC_MD CHART_SVG
+
+The doc keeps everything outside the markers <!-- generated:begin --> / <!-- generated:end --> as written by hand;
+everything between them is replaced on every run.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+GUARDS = {
+    "a": "(a) no idempotency",
+    "b": "(b) this library",
+    "c": "(c) by hand (floor)",
+    "d": "(d) Spring Integration",
+    "e": "(e) Camel",
+}
+COLORS = {"a": "#9e9e9e", "b": "#1f77b4", "c": "#2ca02c", "d": "#ff7f0e", "e": "#d62728"}
+BEGIN, END = "<!-- generated:begin -->", "<!-- generated:end -->"
+
+
+def load(results_path, info_path):
+    with open(results_path, encoding="utf-8") as f:
+        results = json.load(f)
+    info = {}
+    if os.path.exists(info_path):
+        with open(info_path, encoding="utf-8") as f:
+            info = json.load(f)
+    orders, paths = {}, {}
+    for r in results:
+        name = r["benchmark"].rsplit(".", 2)
+        cls, method = name[-2], name[-1]
+        p = r.get("params", {})
+        m = r["primaryMetric"]
+        score, err, unit = m["score"], m.get("scoreError"), m["scoreUnit"]
+        if err is not None and (isinstance(err, str) or err != err):  # "NaN"
+            err = None
+        if cls == "OrderBenchmark":
+            key = (p["db"], int(r["threads"]), int(p["duplicates"]), int(p["prefill"]), p["guard"])
+            orders[key] = (score, err)
+        else:
+            paths[(method, p.get("store", ""))] = (score, err, unit)
+    return orders, paths, info
+
+
+def machine():
+    def run(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return "?"
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"nproc": run(["nproc"]), "free": run(["free", "-h"]), "cpu": cpu}
+
+
+def fmt(x, digits=0):
+    return f"{x:,.{digits}f}"
+
+
+def ratio(x, y):
+    return None if x is None or y is None or y == 0 else x / y
+
+
+def score(orders, db, t, dup, pre, g):
+    v = orders.get((db, t, dup, pre, g))
+    return v[0] if v else None
+
+
+def baseline(orders, db, t):
+    """(a)'s throughput does not depend on duplicates or the guard table's pre-fill: it is measured once per thread
+    count, with no duplicates and on the empty table."""
+    return score(orders, db, t, 0, 0, "a")
+
+
+def configs(orders):
+    return sorted({k[:4] for k in orders}, key=lambda k: (k[0] != "postgresql", k[3], k[2], k[1]))
+
+
+def ops_table(orders):
+    lines = ["| database | threads | duplicates | pre-filled rows | " + " | ".join(GUARDS[g] for g in GUARDS) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(GUARDS)]
+    for db, t, dup, pre in configs(orders):
+        cells = []
+        for g in GUARDS:
+            v = orders.get((db, t, dup, pre, g))
+            if v is None and g == "a" and (dup, pre) != (0, 0) and baseline(orders, db, t) is not None:
+                cells.append("(as 0%/0)")
+            elif v is None:
+                cells.append("–")
+            else:
+                err = f" ± {fmt(v[1])}" if v[1] is not None else ""
+                cells.append(f"{fmt(v[0])}{err}")
+        lines.append(f"| {db} | {t} | {dup}% | {pre:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ratio_table(orders):
+    lines = ["| database | threads | duplicates | pre-filled rows | b/a | b/c | b/d | b/e |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for db, t, dup, pre in configs(orders):
+        b = score(orders, db, t, dup, pre, "b")
+        if b is None:
+            continue
+        cells = []
+        for other in ("a", "c", "d", "e"):
+            o = baseline(orders, db, t) if other == "a" else score(orders, db, t, dup, pre, other)
+            r = ratio(b, o)
+            cells.append("–" if r is None else f"{r:.2f}")
+        lines.append(f"| {db} | {t} | {dup}% | {pre:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def path_table(paths):
+    labels = {
+        "plainCall": "a plain call (same bean, method without @Idempotent)",
+        "readOnlyCall": "a READ_ONLY @Idempotent call",
+        "firstExecution": "a first execution (claim, run, record)",
+        "replayFromStore": "a replay from the store",
+        "replayFromPrefilter": "a replay from the Caffeine pre-filter",
+    }
+    order = list(labels)
+    lines = ["| path | store | time per call | ± |", "|---|---|---:|---:|"]
+    for (method, store), (s, err, unit) in sorted(paths.items(), key=lambda kv: (order.index(kv[0][0])
+                                                                                  if kv[0][0] in order else 99,
+                                                                                  kv[0][1])):
+        lines.append(f"| {labels.get(method, method)} | {store if method not in ('plainCall', 'readOnlyCall') else '–'}"
+                     f" | {s:,.1f} {unit} | {'' if err is None else f'{err:,.1f}'} |")
+    return "\n".join(lines)
+
+
+def path_time(paths, method, store):
+    v = paths.get((method, store))
+    return v[0] if v else None
+
+
+def targets(orders, paths):
+    rows = []
+
+    def verdict(ok):
+        return "–" if ok is None else ("met" if ok else "**missed**")
+
+    for db in ("postgresql", "mariadb"):
+        b, a = score(orders, db, 16, 0, 0, "b"), baseline(orders, db, 16)
+        r = ratio(b, a)
+        rows.append((f"(b) ≥ 0.80 × (a), {db}, 16 threads, no duplicates",
+                     "–" if r is None else f"b/a = {r:.2f}", verdict(None if r is None else r >= 0.80)))
+    for other, need, label in (("c", 0.95, "(b) ≥ 0.95 × (c)"), ("d", 1.0, "(b) ≥ (d)"), ("e", 1.0, "(b) ≥ (e)")):
+        for db in ("postgresql", "mariadb"):
+            rs = []
+            for cdb, t, dup, pre in configs(orders):
+                if cdb != db:
+                    continue
+                r = ratio(score(orders, db, t, dup, pre, "b"), score(orders, db, t, dup, pre, other))
+                if r is not None:
+                    rs.append((r, t, dup, pre))
+            if not rs:
+                continue
+            worst = min(rs)
+            short = sum(1 for r in rs if r < need)
+            rows.append((f"{label}, {db}, every configuration measured",
+                         f"lowest b/{other} = {worst[0]:.2f} ({worst[1]} threads, {worst[2]}% duplicates, "
+                         f"{worst[3]:,} rows); {len(rs) - short} of {len(rs)} met",
+                         verdict(short == 0)))
+    plain, ro = path_time(paths, "plainCall", "memory"), path_time(paths, "readOnlyCall", "memory")
+    r = ratio(ro, plain)
+    rows.append(("READ_ONLY within 5% of a plain call",
+                 "–" if r is None else f"{ro:,.1f} vs {plain:,.1f} ns: {(r - 1) * 100:+.0f}%",
+                 verdict(None if r is None else r <= 1.05)))
+    pg, pf = path_time(paths, "replayFromStore", "postgresql"), path_time(paths, "replayFromPrefilter", "postgresql")
+    r = ratio(pg, pf)
+    rows.append(("a replay from the pre-filter ≥ 20× faster than from PostgreSQL",
+                 "–" if r is None else f"{pg:,.0f} vs {pf:,.0f} ns: {r:,.0f}×",
+                 verdict(None if r is None else r >= 20)))
+    for db in ("postgresql", "mariadb"):
+        for t in (1, 4, 16):
+            r = ratio(score(orders, db, t, 0, 1000000, "b"), score(orders, db, t, 0, 0, "b"))
+            if r is not None:
+                rows.append((f"cost within 10% from 0 to 1,000,000 rows, {db}, {t} threads",
+                             f"(b) at 1M / (b) empty = {r:.2f}", verdict(r >= 0.90)))
+    lines = ["| target | measured | verdict |", "|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
+    return "\n".join(lines)
+
+
+def chart(orders, path):
+    panels = []
+    for db, dup, pre in sorted({(k[0], k[2], k[3]) for k in orders},
+                               key=lambda k: (k[0] != "postgresql", k[2], k[1])):
+        threads = sorted({k[1] for k in orders if (k[0], k[2], k[3]) == (db, dup, pre)})
+        guards = [g for g in GUARDS if any((db, t, dup, pre, g) in orders for t in threads)
+                  or (g == "a" and any(baseline(orders, db, t) for t in threads))]
+        if "b" not in guards:
+            continue
+        panels.append((db, dup, pre, threads, guards))
+    pw, ph, cols = 460, 250, 2
+    rows = (len(panels) + cols - 1) // cols
+    width, height = pw * cols + 20, ph * rows + 70
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           '<text x="10" y="20" font-size="15" font-weight="bold">Orders per second (higher is better): one order '
+           'row per transaction</text>']
+    lx = 10
+    for g in GUARDS:
+        out.append(f'<rect x="{lx}" y="32" width="12" height="12" fill="{COLORS[g]}"/>'
+                   f'<text x="{lx + 16}" y="42">{GUARDS[g]}</text>')
+        lx += 20 + 7 * len(GUARDS[g])
+    for i, (db, dup, pre, threads, guards) in enumerate(panels):
+        ox, oy = 10 + (i % cols) * pw, 60 + (i // cols) * ph
+        top = max((score(orders, db, t, dup, pre, g) or (baseline(orders, db, t) if g == "a" else 0) or 0)
+                  for t in threads for g in guards) or 1
+        x0, y0, plot_w, plot_h = ox + 45, oy + 30, pw - 65, ph - 75
+        out.append(f'<text x="{ox}" y="{oy + 15}" font-weight="bold">{db}, {dup}% duplicates, '
+                   f'{pre:,} rows pre-filled</text>')
+        for k in range(5):
+            v = top * k / 4
+            y = y0 + plot_h - plot_h * k / 4
+            out.append(f'<line x1="{x0}" x2="{x0 + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#ddd"/>'
+                       f'<text x="{x0 - 4}" y="{y + 4:.1f}" text-anchor="end">{v:,.0f}</text>')
+        gw = plot_w / len(threads)
+        bw = min(22, (gw - 16) / len(guards))
+        for j, t in enumerate(threads):
+            gx = x0 + j * gw + (gw - bw * len(guards)) / 2
+            for n, g in enumerate(guards):
+                v = score(orders, db, t, dup, pre, g)
+                if v is None and g == "a":
+                    v = baseline(orders, db, t)
+                if v is None:
+                    continue
+                h = plot_h * v / top
+                out.append(f'<rect x="{gx + n * bw:.1f}" y="{y0 + plot_h - h:.1f}" width="{bw - 2:.1f}" '
+                           f'height="{h:.1f}" fill="{COLORS[g]}"><title>{GUARDS[g]}, {t} threads: '
+                           f'{v:,.0f} ops/s</title></rect>')
+            out.append(f'<text x="{x0 + j * gw + gw / 2:.1f}" y="{y0 + plot_h + 15}" text-anchor="middle">'
+                       f'{t} thread{"s" if t > 1 else ""}</text>')
+    out.append("</svg>")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def generated(orders, paths, info, chart_rel):
+    m = machine()
+    dbs = info.get("databases", {})
+    prefill = info.get("prefill_seconds", {})
+    missing = info.get("missing", [])
+    parts = [
+        f"Run `{info.get('run', '?')}` of plan `{info.get('plan', '?')}`, started {info.get('started', '?')} "
+        f"(UTC), {info.get('seconds', '?')} s for the JMH part.",
+        "",
+        "**Machine.** `nproc` = " + m["nproc"] + "; CPU: " + m["cpu"] + "; " + info.get("jvm", "") + ".",
+        "",
+        "```text\n$ free -h\n" + m["free"] + "\n```",
+        "",
+        "**Databases.** " + "; ".join(f"{k}: {v}" for k, v in dbs.items()) + ". Stock settings of the Debian "
+        "packages (fsync on, synchronous commit), on the same 2 cores as the benchmark JVM.",
+        "",
+        f"**JMH.** {info.get('settings', '?')}; throughput mode for the orders (transactions per second, the thread "
+        "count is JMH's `-t`), average time for the paths.",
+        "",
+        "**Pre-fill** (built once per run, before any measurement; each trial deletes all but the pre-filled rows "
+        "first): " + ("; ".join(f"{k} rows in {v} s" for k, v in prefill.items()) or "none") + ".",
+        "",
+        "**Steps run:**",
+        "",
+    ]
+    parts += [f"- `{s}`" for s in info.get("steps", [])]
+    if missing:
+        parts += ["", "**Steps with missing results:** " + "; ".join(missing)]
+    parts += ["", "### Targets", "", targets(orders, paths),
+              "", "### Ratios (b = this library)", "",
+              "(a) is measured with no duplicates on the empty table and is the denominator of every b/a: without "
+              "a guard, a duplicate costs what the first call cost.", "",
+              ratio_table(orders),
+              "", f"![orders per second]({chart_rel})", "",
+              "### Throughput (transactions per second, ± the 99.9% confidence half-width JMH reports)", "",
+              ops_table(orders),
+              "", "### In-process costs (one thread)", "", path_table(paths)]
+    return "\n".join(parts)
+
+
+def main(argv):
+    if len(argv) != 5:
+        print(__doc__, file=sys.stderr)
+        return 2
+    results, info_path, doc, chart_path = argv[1:]
+    orders, paths, info = load(results, info_path)
+    chart(orders, chart_path)
+    chart_rel = os.path.relpath(chart_path, os.path.dirname(doc))
+    body = generated(orders, paths, info, chart_rel)
+    text = open(doc, encoding="utf-8").read() if os.path.exists(doc) else \
+        "# Benchmarks\n\n" + BEGIN + "\n" + END + "\n"
+    if BEGIN not in text or END not in text:
+        text = text.rstrip() + "\n\n" + BEGIN + "\n" + END + "\n"
+    text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: BEGIN + "\n" + body + "\n" + END, text,
+                  flags=re.DOTALL)
+    with open(doc, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"wrote {doc} and {chart_path}: {len(orders)} order results, {len(paths)} path results")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

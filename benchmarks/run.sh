@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the benchmarks and regenerates docs/benchmarks.md (between its generated markers) and docs/benchmarks/chart.svg.
+#
+#   benchmarks/run.sh                 # plan "short": the documented configuration, under 10 minutes on 2 cores
+#   PLAN=full benchmarks/run.sh       # every combination, longer iterations (about four times as long)
+#   benchmarks/run.sh --only 'postgresql'   # only the steps whose description matches (see Plan.java)
+#   benchmarks/run.sh --prof jfr      # with JMH's JFR profiler (recordings under the working directory)
+#
+# Needs PostgreSQL and MariaDB (URLs below, or IDEMPOTENCY_POSTGRES_URL / IDEMPOTENCY_MARIADB_URL), a JDK 17,
+# Maven and python3. Each run makes its own tables (bm_<8 hex>_*) and drops them at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export IDEMPOTENCY_POSTGRES_URL="${IDEMPOTENCY_POSTGRES_URL:-jdbc:postgresql://127.0.0.1:5432/test?user=postgres}"
+export IDEMPOTENCY_MARIADB_URL="${IDEMPOTENCY_MARIADB_URL:-jdbc:mariadb://127.0.0.1:3306/test?user=root}"
+PLAN="${PLAN:-short}"
+RESULTS=benchmarks/results
+
+start=$(date +%s)
+echo "building (mvn package -DskipTests)..."
+mvn -B -q -pl benchmarks -am package -DskipTests
+CP="benchmarks/target/classes:$(cat benchmarks/target/run-classpath.txt)"
+
+mkdir -p "$RESULTS"
+status=0
+java -cp "$CP" dev.idempotency.benchmarks.BenchmarkRunner --plan "$PLAN" \
+    --out "$RESULTS/results.json" --info "$RESULTS/run-info.json" "$@" 2>&1 | tee "$RESULTS/run.log" \
+    || status=$?
+
+python3 benchmarks/report.py "$RESULTS/results.json" "$RESULTS/run-info.json" docs/benchmarks.md \
+    docs/benchmarks/chart.svg
+echo "done in $(( $(date +%s) - start )) s (exit $status)"
+exit "$status"

@@ -1,0 +1,279 @@
+package dev.idempotency.benchmarks;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.benchmarks.Plan.Step;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatFactory;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Runs a {@link Plan} in one go: makes this run's tables and their pre-fill once (outside any measurement), runs each
+ * step as a JMH run, writes every result into one JMH JSON file, and drops the tables, whatever happened.
+ *
+ * <pre>
+ * java -cp ... dev.idempotency.benchmarks.BenchmarkRunner [--plan short|full] [--out results.json]
+ *      [--info run-info.json] [--only REGEX] [--prof jfr]
+ * </pre>
+ *
+ * Exits 1 if a step returned fewer results than it should (a benchmark failed); the results that exist are written.
+ */
+public final class BenchmarkRunner {
+
+    private BenchmarkRunner() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> opts = options(args);
+        Plan plan = Plan.of(opts.getOrDefault("plan", "short"));
+        Path out = Path.of(opts.getOrDefault("out", "benchmarks/results/results.json"));
+        Path info = Path.of(opts.getOrDefault("info", out.resolveSibling("run-info.json").toString()));
+        String only = opts.get("only");
+        String profiler = opts.get("prof");
+
+        List<Step> steps = new ArrayList<>();
+        for (Step step : plan.steps()) {
+            if (only == null || step.describe().matches(".*(" + only + ").*")) {
+                steps.add(step);
+            }
+        }
+        String run = RunTables.newRunId();
+        Instant started = Instant.now();
+        System.out.printf("run %s: plan %s, %d steps, %d trials, %s%n", run, plan.name(), steps.size(),
+                steps.stream().mapToInt(Step::expected).sum(), plan.settings().describe());
+
+        Map<Database, Set<Integer>> prefills = new LinkedHashMap<>();
+        Map<Database, Set<Guard>> guards = new LinkedHashMap<>();
+        collectTables(steps, prefills, guards);
+        Map<String, Object> facts = new LinkedHashMap<>();
+        Thread dropper = new Thread(() -> drop(run, prefills));
+        Runtime.getRuntime().addShutdownHook(dropper);
+        List<RunResult> results = new ArrayList<>();
+        List<String> missing = new ArrayList<>();
+        try {
+            prepare(run, prefills, guards, facts);
+            for (Step step : steps) {
+                long t0 = System.nanoTime();
+                Collection<RunResult> r = run(step, plan.settings(), run, profiler);
+                results.addAll(r);
+                System.out.printf("step %s: %d/%d results in %d s%n", step.describe(), r.size(), step.expected(),
+                        TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0));
+                if (r.size() < step.expected()) {
+                    missing.add(step.describe() + " (" + r.size() + "/" + step.expected() + ")");
+                }
+            }
+        } finally {
+            Files.createDirectories(out.toAbsolutePath().getParent());
+            try (PrintStream ps = new PrintStream(Files.newOutputStream(out), true, StandardCharsets.UTF_8)) {
+                ResultFormatFactory.getInstance(ResultFormatType.JSON, ps).writeOut(results);
+            }
+            facts.put("run", run);
+            facts.put("plan", plan.name());
+            facts.put("settings", plan.settings().describe());
+            facts.put("steps", steps.stream().map(Step::describe).toList());
+            facts.put("started", started.toString());
+            facts.put("seconds", Duration.between(started, Instant.now()).toSeconds());
+            facts.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+            facts.put("missing", missing);
+            Files.writeString(info, Json.write(facts), StandardCharsets.UTF_8);
+            drop(run, prefills);
+            Runtime.getRuntime().removeShutdownHook(dropper);
+        }
+        System.out.printf("wrote %s (%d results) and %s in %d s%n", out, results.size(), info,
+                Duration.between(started, Instant.now()).toSeconds());
+        if (!missing.isEmpty()) {
+            System.err.println("steps with missing results: " + missing);
+            System.exit(1);
+        }
+    }
+
+    private static Collection<RunResult> run(Step step, Plan.Settings s, String run, String profiler)
+            throws RunnerException {
+        ChainedOptionsBuilder o = new OptionsBuilder()
+                .include(step.benchmark())
+                .threads(step.threads())
+                .forks(s.forks())
+                .warmupIterations(s.warmupIterations())
+                .warmupTime(TimeValue.seconds(s.warmupSeconds()))
+                .measurementIterations(s.measurementIterations())
+                .measurementTime(TimeValue.seconds(s.measurementSeconds()))
+                .shouldFailOnError(false)
+                .jvmArgsAppend("-Xms1g", "-Xmx2g", "-D" + RunTables.PROPERTY + "=" + run);
+        step.params().forEach(o::param);
+        if (profiler != null) {
+            o.addProfiler(profiler);
+        }
+        return new Runner(o.build()).run();
+    }
+
+    private static void collectTables(List<Step> steps, Map<Database, Set<Integer>> prefills,
+            Map<Database, Set<Guard>> guards) {
+        for (Step step : steps) {
+            String[] dbs = step.params().get("db");
+            if (dbs == null) {
+                continue;
+            }
+            for (String d : dbs) {
+                Database db = Database.of(d);
+                for (String g : step.params().get("guard")) {
+                    guards.computeIfAbsent(db, k -> new LinkedHashSet<>()).add(Guard.valueOf(g.toUpperCase(Locale.ROOT)));
+                }
+                for (String p : step.params().get("prefill")) {
+                    prefills.computeIfAbsent(db, k -> new LinkedHashSet<>()).add(Integer.parseInt(p));
+                }
+            }
+        }
+        // the path benchmarks' PostgreSQL tables are their own (small, made per trial); nothing to pre-fill
+    }
+
+    /** Creates every table of the run and builds each pre-fill once, timed, before anything is measured. */
+    private static void prepare(String run, Map<Database, Set<Integer>> prefills, Map<Database, Set<Guard>> guards,
+            Map<String, Object> facts) {
+        Map<String, Object> versions = new LinkedHashMap<>();
+        Map<String, Object> prefillSeconds = new LinkedHashMap<>();
+        for (Database db : new Database[] {Database.POSTGRESQL, Database.MARIADB}) {
+            try (HikariDataSource ds = db.pool(2)) {
+                versions.put(db.name().toLowerCase(Locale.ROOT), version(ds));
+                if (!guards.containsKey(db)) {
+                    continue;
+                }
+                GuardTables tables = new GuardTables(db, ds, run);
+                tables.ensureOrders();
+                for (Guard g : guards.get(db)) {
+                    for (int p : prefills.get(db)) {
+                        long t0 = System.nanoTime();
+                        tables.ensure(g, p);
+                        if (p > 0 && g != Guard.A) {
+                            double secs = (System.nanoTime() - t0) / 1e9;
+                            prefillSeconds.put(db.name().toLowerCase(Locale.ROOT) + " " + g + " " + p,
+                                    Math.round(secs * 10) / 10.0);
+                            System.out.printf("pre-filled %s %s with %,d rows in %.1f s%n", db, tables.table(g, p),
+                                    p, secs);
+                        }
+                    }
+                }
+            } catch (RuntimeException e) {
+                if (guards.containsKey(db)) {
+                    throw e;
+                }
+                versions.put(db.name().toLowerCase(Locale.ROOT), "unreachable: " + e.getMessage());
+            }
+        }
+        facts.put("databases", versions);
+        facts.put("prefill_seconds", prefillSeconds);
+    }
+
+    private static String version(HikariDataSource ds) {
+        try (Connection c = ds.getConnection(); ResultSet rs = c.createStatement().executeQuery("SELECT version()")) {
+            rs.next();
+            return c.getMetaData().getDatabaseProductName() + " " + rs.getString(1);
+        } catch (SQLException e) {
+            return "unknown: " + e.getMessage();
+        }
+    }
+
+    private static void drop(String run, Map<Database, Set<Integer>> prefills) {
+        for (Map.Entry<Database, Set<Integer>> e : prefills.entrySet()) {
+            try (HikariDataSource ds = e.getKey().pool(1)) {
+                new GuardTables(e.getKey(), ds, run).dropAll(e.getValue().stream().mapToInt(Integer::intValue)
+                        .toArray());
+            } catch (RuntimeException ex) {
+                System.err.println("could not drop the tables of run " + run + " on " + e.getKey() + ": " + ex);
+            }
+        }
+    }
+
+    private static Map<String, String> options(String[] args) {
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--") || i + 1 >= args.length) {
+                throw new IllegalArgumentException("usage: BenchmarkRunner [--plan short|full] [--out FILE] "
+                        + "[--info FILE] [--only REGEX] [--prof jfr]; bad argument '" + args[i] + "'");
+            }
+            opts.put(args[i].substring(2), args[++i]);
+        }
+        return opts;
+    }
+
+    /** Just enough JSON for the run facts: strings, numbers, lists and maps. */
+    static final class Json {
+        private Json() {
+        }
+
+        static String write(Object value) {
+            StringBuilder b = new StringBuilder();
+            write(value, b, "");
+            return b.append('\n').toString();
+        }
+
+        private static void write(Object v, StringBuilder b, String indent) {
+            if (v instanceof Map<?, ?> m) {
+                b.append("{");
+                String sep = "\n";
+                for (Map.Entry<?, ?> e : m.entrySet()) {
+                    b.append(sep).append(indent).append("  ");
+                    string(String.valueOf(e.getKey()), b);
+                    b.append(": ");
+                    write(e.getValue(), b, indent + "  ");
+                    sep = ",\n";
+                }
+                b.append(m.isEmpty() ? "}" : "\n" + indent + "}");
+            } else if (v instanceof Collection<?> c) {
+                b.append("[");
+                String sep = "\n";
+                for (Object o : c) {
+                    b.append(sep).append(indent).append("  ");
+                    write(o, b, indent + "  ");
+                    sep = ",\n";
+                }
+                b.append(c.isEmpty() ? "]" : "\n" + indent + "]");
+            } else if (v instanceof Number || v instanceof Boolean) {
+                b.append(v);
+            } else {
+                string(String.valueOf(v), b);
+            }
+        }
+
+        private static void string(String s, StringBuilder b) {
+            b.append('"');
+            for (char ch : s.toCharArray()) {
+                switch (ch) {
+                    case '"' -> b.append("\\\"");
+                    case '\\' -> b.append("\\\\");
+                    case '\n' -> b.append("\\n");
+                    default -> {
+                        if (ch < 0x20) {
+                            b.append(String.format("\\u%04x", (int) ch));
+                        } else {
+                            b.append(ch);
+                        }
+                    }
+                }
+            }
+            b.append('"');
+        }
+    }
+}

@@ -1,0 +1,143 @@
+package dev.idempotency.benchmarks;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@link BenchmarkRunner} runs. Each step is one JMH run: a benchmark, a thread count, and the parameter values
+ * it crosses. The {@code short} plan is the documented configuration of {@code benchmarks/run.sh}: it fits in ten
+ * minutes on a 2-core machine by running the heavy peers (d, e) and MariaDB on a subset of the matrix; {@code full}
+ * crosses everything (about four times as long).
+ */
+public final class Plan {
+
+    /** One JMH run. */
+    public record Step(String benchmark, int threads, Map<String, String[]> params) {
+
+        /** How many results JMH should return: the product of the parameter value counts. */
+        public int expected() {
+            int n = 1;
+            for (String[] values : params.values()) {
+                n *= values.length;
+            }
+            return n;
+        }
+
+        public String describe() {
+            StringBuilder b = new StringBuilder(benchmark).append(" t=").append(threads);
+            params.forEach((k, v) -> b.append(' ').append(k).append('=').append(String.join(",", v)));
+            return b.toString();
+        }
+    }
+
+    /** JMH iteration settings shared by every step. */
+    public record Settings(int forks, int warmupIterations, int warmupSeconds, int measurementIterations,
+            int measurementSeconds) {
+
+        public String describe() {
+            return "forks " + forks + ", warmup " + warmupIterations + " x " + warmupSeconds + " s, measurement "
+                    + measurementIterations + " x " + measurementSeconds + " s";
+        }
+    }
+
+    public static final int MILLION = 1_000_000;
+    static final String ORDERS = "dev.idempotency.benchmarks.orders.OrderBenchmark.placeOrder";
+    static final String PATHS = "dev.idempotency.benchmarks.paths.PathBenchmark";
+
+    private final String name;
+    private final Settings settings;
+    private final List<Step> steps;
+
+    private Plan(String name, Settings settings, List<Step> steps) {
+        this.name = name;
+        this.settings = settings;
+        this.steps = List.copyOf(steps);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public Settings settings() {
+        return settings;
+    }
+
+    public List<Step> steps() {
+        return steps;
+    }
+
+    /** {@code short} (the default of run.sh) or {@code full}. */
+    public static Plan of(String name) {
+        switch (name) {
+            case "short":
+                return shortPlan();
+            case "full":
+                return fullPlan();
+            default:
+                throw new IllegalArgumentException("unknown plan '" + name + "': short or full");
+        }
+    }
+
+    private static Plan shortPlan() {
+        List<Step> steps = new ArrayList<>();
+        paths(steps);
+        String[] none = {"0"};
+        String[] both = {"0", "50"};
+        String[] million = {String.valueOf(MILLION)};
+        for (int t : new int[] {1, 4, 16}) {
+            // PostgreSQL: the baseline, ours, the floor and the peers on the empty table, with and without duplicates
+            steps.add(orders(t, "postgresql", new String[] {"a"}, none, none));
+            steps.add(orders(t, "postgresql", new String[] {"b", "c"}, both, none));
+            steps.add(orders(t, "postgresql", new String[] {"d", "e"}, t == 16 ? both : none, none));
+        }
+        // the pre-filled table: ours and the floor at 1 and 16 threads, the peers at 16
+        steps.add(orders(1, "postgresql", new String[] {"b", "c"}, none, million));
+        steps.add(orders(16, "postgresql", new String[] {"b", "c", "d", "e"}, none, million));
+        for (int t : new int[] {1, 16}) {
+            steps.add(orders(t, "mariadb", new String[] {"a"}, none, none));
+            steps.add(orders(t, "mariadb", new String[] {"b", "c"}, both, none));
+        }
+        steps.add(orders(16, "mariadb", new String[] {"b", "c"}, none, million));
+        return new Plan("short", new Settings(1, 1, 2, 2, 2), steps);
+    }
+
+    private static Plan fullPlan() {
+        List<Step> steps = new ArrayList<>();
+        paths(steps);
+        String[] none = {"0"};
+        String[] both = {"0", "50"};
+        String[] prefills = {"0", String.valueOf(MILLION)};
+        for (int t : new int[] {1, 4, 16}) {
+            steps.add(orders(t, "postgresql", new String[] {"a"}, none, none));
+            steps.add(orders(t, "postgresql", new String[] {"b", "c", "d", "e"}, both, prefills));
+            steps.add(orders(t, "mariadb", new String[] {"a"}, none, none));
+            steps.add(orders(t, "mariadb", new String[] {"b", "c"}, both, prefills));
+        }
+        return new Plan("full", new Settings(1, 2, 3, 3, 3), steps);
+    }
+
+    private static void paths(List<Step> steps) {
+        // in-process costs, one thread: the aspect on a plain bean, the in-memory store, in-memory H2; the two replays
+        // that the pre-filter target compares (from PostgreSQL, and from the pre-filter in front of it)
+        steps.add(new Step(PATHS + ".(plainCall|readOnlyCall)$", 1, withStore("memory")));
+        steps.add(new Step(PATHS + ".(firstExecution|replayFromStore)$", 1, withStore("memory", "h2")));
+        steps.add(new Step(PATHS + ".(replayFromStore|replayFromPrefilter)$", 1, withStore("postgresql")));
+    }
+
+    private static Map<String, String[]> withStore(String... stores) {
+        Map<String, String[]> p = new LinkedHashMap<>();
+        p.put("store", stores);
+        return p;
+    }
+
+    private static Step orders(int threads, String db, String[] guards, String[] duplicates, String[] prefill) {
+        Map<String, String[]> p = new LinkedHashMap<>();
+        p.put("db", new String[] {db});
+        p.put("guard", guards);
+        p.put("duplicates", duplicates);
+        p.put("prefill", prefill);
+        return new Step(ORDERS + "$", threads, p);
+    }
+}
