@@ -124,6 +124,8 @@ public final class GuardTables {
     private String create(Guard guard, int prefill) {
         String table = table(guard, prefill);
         switch (guard) {
+            case B:
+                return OurSchema.create(db, table);
             case C:
                 return "CREATE TABLE " + table + " (idem_key VARCHAR(255) NOT NULL PRIMARY KEY,"
                         + " status VARCHAR(16) NOT NULL, result TEXT"
@@ -140,6 +142,8 @@ public final class GuardTables {
 
     private String keyColumn(Guard guard) {
         switch (guard) {
+            case B:
+                return OurSchema.KEY_COLUMN;
             case C:
                 return "idem_key";
             case D:
@@ -159,6 +163,8 @@ public final class GuardTables {
         String json = "CONCAT('{\"orderId\":', n, ',\"orderNo\":\"" + PREFILL_PREFIX + "', n,"
                 + " '\",\"customer\":\"prefill\",\"amountCents\":1000}')";
         switch (guard) {
+            case B:
+                return OurSchema.prefill(db, table, series);
             case C:
                 return "INSERT INTO " + table + " (idem_key, status, result) SELECT " + key + ", 'COMPLETED', " + json
                         + " FROM " + series;
