@@ -54,6 +54,15 @@ public final class GuardTables {
         return RunTables.guard(run, Guard.D, prefill) + "_";
     }
 
+    /** Creates this library's table {@code table} from the JDBC store's shipped schema script for {@code db}. */
+    public static void createLibraryTable(Database db, DataSource ds, String table) {
+        Database.execute(ds, statements(OurSchema.create(db, table)));
+    }
+
+    private static String[] statements(String script) {
+        return script.split(";\\s*(?:\\n|$)");
+    }
+
     /** Creates the orders table if missing. */
     public void ensureOrders() {
         if (exists(orders())) {
@@ -78,7 +87,7 @@ public final class GuardTables {
         String table = table(guard, prefill);
         boolean created = false;
         if (!exists(table)) {
-            Database.execute(ds, create(guard, prefill).split(";\\s*(?:\\n|$)"));
+            Database.execute(ds, statements(create(guard, prefill)));
             created = true;
         }
         if (prefill > 0 && count(table) < prefill) {
