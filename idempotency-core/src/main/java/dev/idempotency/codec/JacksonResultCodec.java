@@ -25,6 +25,7 @@ import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.cfg.DateTimeFeature;
+import tools.jackson.databind.cfg.JsonNodeFeature;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.jsontype.BasicPolymorphicTypeValidator;
 import tools.jackson.databind.jsontype.NamedType;
@@ -84,7 +85,8 @@ public final class JacksonResultCodec implements ResultCodec {
     /**
      * The strict mapper of {@link #create()}: unknown properties, missing record components or creator properties,
      * trailing tokens and nulls for primitives fail (so that a row changed to other JSON fails loudly rather than
-     * replaying a half-empty object); {@code java.time} values keep their zone id and are not shifted to UTC.
+     * replaying a half-empty object); {@code java.time} values keep their zone id and are not shifted to UTC; a
+     * {@code JsonNode} result reads decimals exactly, as {@code BigDecimal} with their scale.
      */
     public static JsonMapper defaultMapper() {
         return JsonMapper.builder()
@@ -94,6 +96,8 @@ public final class JacksonResultCodec implements ResultCodec {
                 .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
                 .enable(DateTimeFeature.WRITE_DATES_WITH_ZONE_ID)
                 .disable(DateTimeFeature.ADJUST_DATES_TO_CONTEXT_TIME_ZONE)
+                .enable(JsonNodeFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
                 .build();
     }
 
@@ -204,7 +208,7 @@ public final class JacksonResultCodec implements ResultCodec {
 
     private static boolean isPolymorphic(Class<?> raw) {
         return !raw.isPrimitive() && !raw.isArray() && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))
-                && !isJdk(raw);
+                && !isJdk(raw) && !JsonNode.class.isAssignableFrom(raw);
     }
 
     @Override
