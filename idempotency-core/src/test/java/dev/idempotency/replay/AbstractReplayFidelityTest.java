@@ -20,6 +20,8 @@ import dev.idempotency.replay.ReplayModel.Page;
 import dev.idempotency.replay.ReplayModel.Payment;
 import dev.idempotency.replay.ReplayModel.Shape;
 import dev.idempotency.replay.ReplayModel.Status;
+import dev.idempotency.replay.ReplayModel.Tagged;
+import dev.idempotency.replay.ReplayModel.TaggedValue;
 import dev.idempotency.replay.ReplayModel.Transfer;
 import dev.idempotency.store.IdempotencyStore;
 import java.lang.reflect.Array;
@@ -74,7 +76,7 @@ public abstract class AbstractReplayFidelityTest {
     /** The codec of the suite: the default mapper and the allow-list of the abstract result types below. */
     public static JacksonResultCodec codec() {
         return JacksonResultCodec.builder()
-                .allowSubtypes(Card.class, Transfer.class, Dog.class, Circle.class)
+                .allowSubtypes(Card.class, Transfer.class, Dog.class, Circle.class, TaggedValue.class)
                 .build();
     }
 
@@ -222,6 +224,8 @@ public abstract class AbstractReplayFidelityTest {
                 of("abstract class", Animal.class, () -> new Dog("Rex", true),
                         r -> assertThat(r).isInstanceOf(Dog.class)),
                 of("open interface", Shape.class, () -> new Circle(1.5)),
+                of("interface annotated with class-name type ids, allow-listed", Tagged.class,
+                        () -> new TaggedValue("v")),
                 of("Map<String, Shape>", type(new ResultType<Map<String, Shape>>() { }),
                         () -> new LinkedHashMap<>(Map.of("c", new Circle(2.0)))));
     }
