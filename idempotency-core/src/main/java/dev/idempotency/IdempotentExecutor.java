@@ -5,6 +5,7 @@ import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -115,7 +116,11 @@ public final class IdempotentExecutor {
      *                  {@link ConfirmationGate}
      * @param action    the work
      * @return the action's result, or the recorded one
-     * @throws E                                   what the action threw (nothing was recorded; a retry runs again)
+     * @throws E                                   what the action threw: nothing was recorded and a retry runs again,
+     *                                             unless it is one of the operation's
+     *                                             {@link IdempotentOperation#replayExceptions() replayExceptions}:
+     *                                             then it is the recorded outcome, and every replay throws a new
+     *                                             instance of the listed class with the same message
      * @throws IdempotencyKeyException             if the key is refused
      * @throws IdempotencyKeyReusedException       if the key was used with other arguments
      * @throws IdempotencyInProgressException      if another attempt holds the key past the lock timeout
@@ -190,11 +195,14 @@ public final class IdempotentExecutor {
                 prepare(op);
                 String normalized = Keys.normalize(key);
                 this.readable = Keys.readable(normalized);
-                this.keyHash = Keys.hash(op.name(), Objects.requireNonNull(scope.current(),
-                        "IdempotencyScope returned null"), normalized);
+                String tenant = scope.current();
+                if (tenant == null) {
+                    throw new IllegalArgumentException("the IdempotencyScope returned null (return \"\" for none)");
+                }
+                this.keyHash = Keys.hash(op.name(), tenant, normalized);
             } catch (IllegalArgumentException e) {
                 publish(op, readable, Outcome.FAILED, 0, start);
-                throw new IdempotencyKeyException(op.description() + ": " + e.getMessage());
+                throw new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e);
             } catch (RuntimeException e) {
                 publish(op, readable, Outcome.FAILED, 0, start);
                 throw e;
@@ -307,6 +315,11 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description()
                         + ": the completed record of key '" + readable + "' holds no result"));
             }
+            if (RecordedExceptions.isException(data)) {
+                Throwable recorded = recordedException(data);
+                publish(op, readable, cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos, start);
+                throw IdempotentExecutor.<RuntimeException>sneaky(recorded);
+            }
             Object value;
             try {
                 value = codec.decode(data, op.resultType().type());
@@ -318,6 +331,66 @@ public final class IdempotentExecutor {
             @SuppressWarnings("unchecked")
             T t = (T) value;
             return t;
+        }
+
+        /**
+         * A new instance of the recorded exception: only a class among the operation's declared replayExceptions,
+         * through its public (String) constructor; anything else in the row is an IdempotencyReplayException.
+         */
+        private Throwable recordedException(byte[] data) {
+            RecordedExceptions.Recorded recorded;
+            try {
+                recorded = RecordedExceptions.decode(data);
+            } catch (IllegalArgumentException e) {
+                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
+                        + "': " + e.getMessage() + " (was the row changed?)", e));
+            }
+            Class<? extends Throwable> type = op.replayExceptionNamed(recorded.exception());
+            if (type == null) {
+                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
+                        + "' recorded the exception " + recorded.exception() + ", which is not among the operation's"
+                        + " replayExceptions " + op.replayExceptions().stream().map(Class::getName).toList()
+                        + " (was the row changed, or the list since?)"));
+            }
+            try {
+                return type.getConstructor(String.class).newInstance(recorded.message());
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
+                        + "': cannot make a new " + type.getName() + " through its (String) constructor", e));
+            }
+        }
+
+        /**
+         * Records a declared business exception as the call's outcome, by the same path as a value: now, or after
+         * the caller's commit when the store cannot join its transaction. A failure to record is added to the
+         * business exception, which the caller gets either way.
+         */
+        private void recordException(ClaimRequest owned, boolean transactional, Class<? extends Throwable> type,
+                Throwable thrown) {
+            byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
+            try {
+                if (transactional || !transactions.isTransactionActive()) {
+                    record(owned, data, now().plus(op.ttl()));
+                } else {
+                    transactions.afterCompletion(committed -> {
+                        try {
+                            if (committed) {
+                                record(owned, data, now().plus(op.ttl()));
+                            } else {
+                                store.release(owned.keyHash(), owned.leaseUntil());
+                            }
+                        } catch (RuntimeException e) {
+                            LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")
+                                    + " the exception outcome of " + op.name() + " key '" + readable + "' after the"
+                                    + " transaction ended; the claim stays in flight until its lease ends", e);
+                        }
+                    });
+                }
+            } catch (IdempotencyException e) {
+                thrown.addSuppressed(e);
+                return;
+            }
+            publish(op, readable, Outcome.EXECUTED, claimNanos, start);
         }
 
         private T run(boolean transactional) throws E {
@@ -336,6 +409,12 @@ public final class IdempotentExecutor {
             try {
                 value = action.run();
             } catch (Throwable t) {
+                Class<? extends Throwable> recordedAs = op.recordedAs(t);
+                if (recordedAs != null) {
+                    // opt-in: this exception is the call's outcome, replayed like a value
+                    recordException(owned, transactional, recordedAs, t);
+                    throw t;
+                }
                 release(owned, t);
                 publish(op, readable, Outcome.FAILED, claimNanos, start);
                 throw t;
@@ -345,6 +424,11 @@ public final class IdempotentExecutor {
             byte[] data;
             try {
                 data = codec.encode(value, op.resultType().type());
+                if (RecordedExceptions.isException(data)) {
+                    throw new IdempotencyReplayException(op.description() + ": the result codec wrote a value"
+                            + " starting with the byte 0x00, which marks a recorded exception; a ResultCodec must"
+                            + " never write it");
+                }
             } catch (RuntimeException e) {
                 release(owned, e);
                 throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
@@ -430,6 +514,11 @@ public final class IdempotentExecutor {
                         "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
             }
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <X extends Throwable> X sneaky(Throwable t) throws X {
+        throw (X) t;
     }
 
     /** Builds an {@link IdempotentExecutor}. */
