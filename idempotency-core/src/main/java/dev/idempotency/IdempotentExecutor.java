@@ -53,6 +53,7 @@ public final class IdempotentExecutor {
     private final List<IdempotencyListener> listeners;
     private final TransactionBridge transactions;
     private final @Nullable ConfirmationGate gate;
+    private final IdempotencyObserver observer;
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
 
     private IdempotentExecutor(Builder b) {
@@ -65,6 +66,7 @@ public final class IdempotentExecutor {
         this.listeners = List.copyOf(b.listeners);
         this.transactions = b.transactions;
         this.gate = b.gate;
+        this.observer = b.observer;
     }
 
     /** Starts an executor on {@code store}. */
@@ -144,7 +146,8 @@ public final class IdempotentExecutor {
             throw new IllegalArgumentException(operation.description() + ": only REVERSIBLE operations compensate, "
                     + "this one is " + operation.tier());
         }
-        return new Call<>(operation, key, arguments, action, compensation).execute();
+        Call<T, E> call = new Call<>(operation, key, arguments, action, compensation);
+        return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
     }
 
     private Instant now() {
@@ -168,12 +171,15 @@ public final class IdempotentExecutor {
     }
 
     /** One call in progress: the state that every step shares. */
-    private final class Call<T, E extends Throwable> {
+    private final class Call<T, E extends Throwable> implements IdempotencyObserver.Invocation<T, E> {
         private final IdempotentOperation<T> op;
         private final Object[] arguments;
         private final Action<T, E> action;
         private final @Nullable Compensation<T> compensation;
-        private final long start = System.nanoTime();
+        private final String key;
+        private long start;
+        private boolean started;
+        private @Nullable Outcome outcome;
         private long claimNanos;
         private String readable = "";
         private byte[] keyHash;
@@ -185,6 +191,31 @@ public final class IdempotentExecutor {
             this.compensation = compensation;
             this.arguments = arguments == null ? new Object[0] : arguments;
             this.action = action;
+            this.key = key;
+        }
+
+        @Override
+        public T proceed() throws E {
+            if (started) {
+                throw new IllegalStateException("an idempotent call proceeds only once: " + op.name());
+            }
+            started = true;
+            start = System.nanoTime();
+            prepareKey();
+            return execute();
+        }
+
+        @Override
+        public Optional<Outcome> outcome() {
+            return Optional.ofNullable(outcome);
+        }
+
+        private void publish(Outcome published, long claim) {
+            outcome = published;
+            IdempotentExecutor.this.publish(op, readable, published, claim, start);
+        }
+
+        private void prepareKey() {
             this.readable = key == null ? "" : Keys.readable(key);
             try {
                 prepare(op);
@@ -193,16 +224,16 @@ public final class IdempotentExecutor {
                 this.keyHash = Keys.hash(op.name(), Objects.requireNonNull(scope.current(),
                         "IdempotencyScope returned null"), normalized);
             } catch (IllegalArgumentException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw new IdempotencyKeyException(op.description() + ": " + e.getMessage());
             } catch (RuntimeException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw e;
             }
             try {
                 this.fingerprint = fingerprints.fingerprint(this.arguments, op::isIgnored);
             } catch (IllegalArgumentException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw new IdempotencyException(op.description() + ": " + e.getMessage(), e);
             }
         }
@@ -297,7 +328,7 @@ public final class IdempotentExecutor {
         }
 
         private <X extends RuntimeException> X fail(Outcome outcome, X exception) {
-            publish(op, readable, outcome, claimNanos, start);
+            publish(outcome, claimNanos);
             return exception;
         }
 
@@ -314,7 +345,7 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
                         + "': " + e.getMessage(), e));
             }
-            publish(op, readable, cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos, start);
+            publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
             @SuppressWarnings("unchecked")
             T t = (T) value;
             return t;
@@ -337,7 +368,7 @@ public final class IdempotentExecutor {
                 value = action.run();
             } catch (Throwable t) {
                 release(owned, t);
-                publish(op, readable, Outcome.FAILED, claimNanos, start);
+                publish(Outcome.FAILED, claimNanos);
                 throw t;
             } finally {
                 IdempotencyContext.exit(previous);
@@ -380,7 +411,7 @@ public final class IdempotentExecutor {
                     }
                 });
             }
-            publish(op, readable, Outcome.EXECUTED, claimNanos, start);
+            publish(Outcome.EXECUTED, claimNanos);
             return value;
         }
 
@@ -442,6 +473,7 @@ public final class IdempotentExecutor {
         private final List<IdempotencyListener> listeners = new ArrayList<>();
         private TransactionBridge transactions = TransactionBridge.NONE;
         private @Nullable ConfirmationGate gate;
+        private IdempotencyObserver observer = IdempotencyObserver.NONE;
 
         private Builder(IdempotencyStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -486,6 +518,12 @@ public final class IdempotentExecutor {
         /** Consulted before the first execution of an irreversible call. */
         public Builder confirmationGate(ConfirmationGate gate) {
             this.gate = Objects.requireNonNull(gate, "gate");
+            return this;
+        }
+
+        /** Wraps every call (a tracing span, a Micrometer {@code Observation}); by default none. */
+        public Builder observer(IdempotencyObserver observer) {
+            this.observer = Objects.requireNonNull(observer, "observer");
             return this;
         }
 
