@@ -121,7 +121,7 @@ public final class Plan {
     private static void paths(List<Step> steps) {
         // in-process costs, one thread: the aspect on a plain bean, the in-memory store, in-memory H2; the two replays
         // that the pre-filter target compares (from PostgreSQL, and from the pre-filter in front of it)
-        steps.add(new Step(PATHS + ".(plainCall|readOnlyCall)$", 1, withStore("memory")));
+        steps.add(new Step(PATHS + ".(directCall|plainCall|readOnlyCall)$", 1, withStore("memory")));
         steps.add(new Step(PATHS + ".(firstExecution|replayFromStore)$", 1, withStore("memory", "h2")));
         steps.add(new Step(PATHS + ".(replayFromStore|replayFromPrefilter)$", 1, withStore("postgresql")));
     }

@@ -2,6 +2,8 @@ package dev.idempotency.benchmarks.orders;
 
 import dev.idempotency.benchmarks.Guard;
 import dev.idempotency.benchmarks.GuardTables;
+import dev.idempotency.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.spring.EnableIdempotency;
 import javax.sql.DataSource;
 import org.apache.camel.processor.idempotent.jdbc.JdbcMessageIdRepository;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
@@ -40,6 +42,8 @@ public final class OrderContexts {
         switch (guard) {
             case A:
                 return UnguardedConfig.class;
+            case B:
+                return OursConfig.class;
             case C:
                 return HandWrittenConfig.class;
             case D:
@@ -75,6 +79,20 @@ public final class OrderContexts {
         @Bean
         Unguarded placeOrder(JdbcTemplate jdbc, OrderTables tables) {
             return new Unguarded(jdbc, tables);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    static class OursConfig {
+        @Bean
+        JdbcIdempotencyStore idempotencyStore(DataSource dataSource, OrderTables tables) {
+            return JdbcIdempotencyStore.builder(dataSource).tableName(tables.guard()).build();
+        }
+
+        @Bean
+        Ours placeOrder(JdbcTemplate jdbc, OrderTables tables) {
+            return new Ours(jdbc, tables);
         }
     }
 
