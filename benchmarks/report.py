@@ -170,7 +170,7 @@ def targets(orders, paths):
             if not rs:
                 continue
             worst = min(rs)
-            short = sum(1 for r in rs if r < need)
+            short = sum(1 for r in rs if r[0] < need)
             rows.append((f"{label}, {db}, every configuration measured",
                          f"lowest b/{other} = {worst[0]:.2f} ({worst[1]} threads, {worst[2]}% duplicates, "
                          f"{worst[3]:,} rows); {len(rs) - short} of {len(rs)} met",
@@ -262,7 +262,9 @@ def generated(orders, paths, info, chart_rel):
         f"Run `{info.get('run', '?')}` of plan `{info.get('plan', '?')}`, started {info.get('started', '?')} "
         f"(UTC), {info.get('seconds', '?')} s for the JMH part.",
         "",
-        "**Machine.** `nproc` = " + m["nproc"] + "; CPU: " + m["cpu"] + "; " + info.get("jvm", "") + ".",
+        "**Machine.** `nproc` = " + m["nproc"] + "; CPU: " + m["cpu"] + "; " + info.get("jvm", "") + ". Load "
+        "average (1, 5, 15 min) before the run: " + info.get("load_average_before", "?") + ", after: "
+        + info.get("load_average_after", "?") + " (anything above 2 is other work competing for the 2 cores).",
         "",
         "```text\n$ free -h\n" + m["free"] + "\n```",
         "",

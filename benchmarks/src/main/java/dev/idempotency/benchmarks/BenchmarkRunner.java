@@ -69,6 +69,7 @@ public final class BenchmarkRunner {
         Map<Database, Set<Guard>> guards = new LinkedHashMap<>();
         collectTables(steps, prefills, guards);
         Map<String, Object> facts = new LinkedHashMap<>();
+        facts.put("load_average_before", loadAverage());
         Thread dropper = new Thread(() -> drop(run, prefills));
         Runtime.getRuntime().addShutdownHook(dropper);
         List<RunResult> results = new ArrayList<>();
@@ -97,6 +98,7 @@ public final class BenchmarkRunner {
             facts.put("started", started.toString());
             facts.put("seconds", Duration.between(started, Instant.now()).toSeconds());
             facts.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
+            facts.put("load_average_after", loadAverage());
             facts.put("missing", missing);
             Files.writeString(info, Json.write(facts), StandardCharsets.UTF_8);
             drop(run, prefills);
@@ -184,6 +186,16 @@ public final class BenchmarkRunner {
         }
         facts.put("databases", versions);
         facts.put("prefill_seconds", prefillSeconds);
+    }
+
+    /** The 1, 5 and 15 minute load averages: other work on the machine shows here. */
+    private static String loadAverage() {
+        try {
+            String[] parts = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
+            return parts[0] + " " + parts[1] + " " + parts[2];
+        } catch (IOException | RuntimeException e) {
+            return "unknown";
+        }
     }
 
     private static String version(HikariDataSource ds) {
