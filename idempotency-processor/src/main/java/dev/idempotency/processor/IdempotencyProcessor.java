@@ -213,19 +213,25 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 elements), tier, key, ttl, compensate.isEmpty() ? null : compensate, lockTimeout, method);
         OperationEntry first = operations.putIfAbsent(name, entry);
         if (first != null) {
-            error(duplicate(name, entry, first), method, annotation, explicit.get("operation"));
+            reportDuplicate(entry, first);
             if (duplicateNames.add(name)) {
-                AnnotationMirror firstAnnotation = mirror(first.element(), IDEMPOTENT);
-                error(duplicate(name, first, entry), first.element(), firstAnnotation,
-                        byName(firstAnnotation.getElementValues()).get("operation"));
+                reportDuplicate(first, entry);
             }
         }
     }
 
-    private String duplicate(String name, OperationEntry at, OperationEntry other) {
-        return "operation \"" + name + "\" of " + at.display() + " is also the operation of " + other.display()
-                + ": their keys would share one key space and replay each other's results; give one of them its"
-                + " own name with operation = \"...\"";
+    /** At the explicit operation name, or at the method whose name made the default one. */
+    private void reportDuplicate(OperationEntry at, OperationEntry other) {
+        String message = "operation \"" + at.operation() + "\" of " + at.display() + " is also the operation of "
+                + other.display() + ": their keys would share one key space and replay each other's results; give"
+                + " one of them its own name with operation = \"...\"";
+        AnnotationMirror annotation = mirror(at.element(), IDEMPOTENT);
+        AnnotationValue named = byName(annotation.getElementValues()).get("operation");
+        if (named != null) {
+            error(message, at.element(), annotation, named);
+        } else {
+            error(message, at.element(), null, null);
+        }
     }
 
     private void checkReachable(ExecutableElement method, TypeElement type, String where) {
