@@ -51,4 +51,15 @@ public @interface Idempotent {
 
     /** How long a duplicate waits for an attempt in flight before {@link IdempotencyInProgressException}. */
     String lockTimeout() default "10s";
+
+    /**
+     * Business exceptions to record as the outcome and throw again on every replay (opt-in; by default a thrown
+     * exception records nothing and a retry runs the method again). When the method throws one of these classes or
+     * a subclass, the most specific listed class and the message are recorded, and every replay throws a new
+     * instance of that listed class, made through its public {@code (String message)} constructor. Each class must
+     * be concrete, public, have that constructor, and be narrower than {@code Exception}, {@code RuntimeException}
+     * or {@code Error}: record a decision ({@code InsufficientFundsException}), never a transient failure (a
+     * timeout), which would then be replayed for the whole ttl.
+     */
+    Class<? extends Throwable>[] replayExceptions() default {};
 }

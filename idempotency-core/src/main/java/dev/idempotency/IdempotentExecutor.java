@@ -5,6 +5,7 @@ import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -53,6 +54,7 @@ public final class IdempotentExecutor {
     private final List<IdempotencyListener> listeners;
     private final TransactionBridge transactions;
     private final @Nullable ConfirmationGate gate;
+    private final IdempotencyObserver observer;
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
 
     private IdempotentExecutor(Builder b) {
@@ -65,6 +67,7 @@ public final class IdempotentExecutor {
         this.listeners = List.copyOf(b.listeners);
         this.transactions = b.transactions;
         this.gate = b.gate;
+        this.observer = b.observer;
     }
 
     /** Starts an executor on {@code store}. */
@@ -115,7 +118,11 @@ public final class IdempotentExecutor {
      *                  {@link ConfirmationGate}
      * @param action    the work
      * @return the action's result, or the recorded one
-     * @throws E                                   what the action threw (nothing was recorded; a retry runs again)
+     * @throws E                                   what the action threw: nothing was recorded and a retry runs again,
+     *                                             unless it is one of the operation's
+     *                                             {@link IdempotentOperation#replayExceptions() replayExceptions}:
+     *                                             then it is the recorded outcome, and every replay throws a new
+     *                                             instance of the listed class with the same message
      * @throws IdempotencyKeyException             if the key is refused
      * @throws IdempotencyKeyReusedException       if the key was used with other arguments
      * @throws IdempotencyInProgressException      if another attempt holds the key past the lock timeout
@@ -144,7 +151,8 @@ public final class IdempotentExecutor {
             throw new IllegalArgumentException(operation.description() + ": only REVERSIBLE operations compensate, "
                     + "this one is " + operation.tier());
         }
-        return new Call<>(operation, key, arguments, action, compensation).execute();
+        Call<T, E> call = new Call<>(operation, key, arguments, action, compensation);
+        return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
     }
 
     private Instant now() {
@@ -168,12 +176,15 @@ public final class IdempotentExecutor {
     }
 
     /** One call in progress: the state that every step shares. */
-    private final class Call<T, E extends Throwable> {
+    private final class Call<T, E extends Throwable> implements IdempotencyObserver.Invocation<T, E> {
         private final IdempotentOperation<T> op;
         private final Object[] arguments;
         private final Action<T, E> action;
         private final @Nullable Compensation<T> compensation;
-        private final long start = System.nanoTime();
+        private final String key;
+        private long start;
+        private boolean started;
+        private @Nullable Outcome outcome;
         private long claimNanos;
         private String readable = "";
         private byte[] keyHash;
@@ -185,24 +196,52 @@ public final class IdempotentExecutor {
             this.compensation = compensation;
             this.arguments = arguments == null ? new Object[0] : arguments;
             this.action = action;
+            this.key = key;
+        }
+
+        @Override
+        public T proceed() throws E {
+            if (started) {
+                throw new IllegalStateException("an idempotent call proceeds only once: " + op.name());
+            }
+            started = true;
+            start = System.nanoTime();
+            prepareKey();
+            return execute();
+        }
+
+        @Override
+        public Optional<Outcome> outcome() {
+            return Optional.ofNullable(outcome);
+        }
+
+        private void publish(Outcome published, long claim) {
+            outcome = published;
+            IdempotentExecutor.this.publish(op, readable, published, claim, start);
+        }
+
+        private void prepareKey() {
             this.readable = key == null ? "" : Keys.readable(key);
             try {
                 prepare(op);
                 String normalized = Keys.normalize(key);
                 this.readable = Keys.readable(normalized);
-                this.keyHash = Keys.hash(op.name(), Objects.requireNonNull(scope.current(),
-                        "IdempotencyScope returned null"), normalized);
+                String tenant = scope.current();
+                if (tenant == null) {
+                    throw new IllegalArgumentException("the IdempotencyScope returned null (return \"\" for none)");
+                }
+                this.keyHash = Keys.hash(op.name(), tenant, normalized);
             } catch (IllegalArgumentException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
-                throw new IdempotencyKeyException(op.description() + ": " + e.getMessage());
+                publish(Outcome.FAILED, 0);
+                throw new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e);
             } catch (RuntimeException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw e;
             }
             try {
                 this.fingerprint = fingerprints.fingerprint(this.arguments, op::isIgnored);
             } catch (IllegalArgumentException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw new IdempotencyException(op.description() + ": " + e.getMessage(), e);
             }
         }
@@ -297,7 +336,7 @@ public final class IdempotentExecutor {
         }
 
         private <X extends RuntimeException> X fail(Outcome outcome, X exception) {
-            publish(op, readable, outcome, claimNanos, start);
+            publish(outcome, claimNanos);
             return exception;
         }
 
@@ -307,6 +346,11 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description()
                         + ": the completed record of key '" + readable + "' holds no result"));
             }
+            if (RecordedExceptions.isException(data)) {
+                Throwable recorded = recordedException(data);
+                publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
+                throw IdempotentExecutor.<RuntimeException>sneaky(recorded);
+            }
             Object value;
             try {
                 value = codec.decode(data, op.resultType().type());
@@ -314,10 +358,70 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
                         + "': " + e.getMessage(), e));
             }
-            publish(op, readable, cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos, start);
+            publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
             @SuppressWarnings("unchecked")
             T t = (T) value;
             return t;
+        }
+
+        /**
+         * A new instance of the recorded exception: only a class among the operation's declared replayExceptions,
+         * through its public (String) constructor; anything else in the row is an IdempotencyReplayException.
+         */
+        private Throwable recordedException(byte[] data) {
+            RecordedExceptions.Recorded recorded;
+            try {
+                recorded = RecordedExceptions.decode(data);
+            } catch (IllegalArgumentException e) {
+                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
+                        + "': " + e.getMessage() + " (was the row changed?)", e));
+            }
+            Class<? extends Throwable> type = op.replayExceptionNamed(recorded.exception());
+            if (type == null) {
+                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
+                        + "' recorded the exception " + recorded.exception() + ", which is not among the operation's"
+                        + " replayExceptions " + op.replayExceptions().stream().map(Class::getName).toList()
+                        + " (was the row changed, or the list since?)"));
+            }
+            try {
+                return type.getConstructor(String.class).newInstance(recorded.message());
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
+                        + "': cannot make a new " + type.getName() + " through its (String) constructor", e));
+            }
+        }
+
+        /**
+         * Records a declared business exception as the call's outcome, by the same path as a value: now, or after
+         * the caller's commit when the store cannot join its transaction. A failure to record is added to the
+         * business exception, which the caller gets either way.
+         */
+        private void recordException(ClaimRequest owned, boolean transactional, Class<? extends Throwable> type,
+                Throwable thrown) {
+            byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
+            try {
+                if (transactional || !transactions.isTransactionActive()) {
+                    record(owned, data, now().plus(op.ttl()));
+                } else {
+                    transactions.afterCompletion(committed -> {
+                        try {
+                            if (committed) {
+                                record(owned, data, now().plus(op.ttl()));
+                            } else {
+                                store.release(owned.keyHash(), owned.leaseUntil());
+                            }
+                        } catch (RuntimeException e) {
+                            LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")
+                                    + " the exception outcome of " + op.name() + " key '" + readable + "' after the"
+                                    + " transaction ended; the claim stays in flight until its lease ends", e);
+                        }
+                    });
+                }
+            } catch (IdempotencyException e) {
+                thrown.addSuppressed(e);
+                return;
+            }
+            publish(Outcome.EXECUTED, claimNanos);
         }
 
         private T run(boolean transactional) throws E {
@@ -336,8 +440,14 @@ public final class IdempotentExecutor {
             try {
                 value = action.run();
             } catch (Throwable t) {
+                Class<? extends Throwable> recordedAs = op.recordedAs(t);
+                if (recordedAs != null) {
+                    // opt-in: this exception is the call's outcome, replayed like a value
+                    recordException(owned, transactional, recordedAs, t);
+                    throw t;
+                }
                 release(owned, t);
-                publish(op, readable, Outcome.FAILED, claimNanos, start);
+                publish(Outcome.FAILED, claimNanos);
                 throw t;
             } finally {
                 IdempotencyContext.exit(previous);
@@ -345,6 +455,11 @@ public final class IdempotentExecutor {
             byte[] data;
             try {
                 data = codec.encode(value, op.resultType().type());
+                if (RecordedExceptions.isException(data)) {
+                    throw new IdempotencyReplayException(op.description() + ": the result codec wrote a value"
+                            + " starting with the byte 0x00, which marks a recorded exception; a ResultCodec must"
+                            + " never write it");
+                }
             } catch (RuntimeException e) {
                 release(owned, e);
                 throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
@@ -380,7 +495,7 @@ public final class IdempotentExecutor {
                     }
                 });
             }
-            publish(op, readable, Outcome.EXECUTED, claimNanos, start);
+            publish(Outcome.EXECUTED, claimNanos);
             return value;
         }
 
@@ -432,6 +547,11 @@ public final class IdempotentExecutor {
         }
     }
 
+    @SuppressWarnings("unchecked")
+    private static <X extends Throwable> X sneaky(Throwable t) throws X {
+        throw (X) t;
+    }
+
     /** Builds an {@link IdempotentExecutor}. */
     public static final class Builder {
         private final IdempotencyStore store;
@@ -442,6 +562,7 @@ public final class IdempotentExecutor {
         private final List<IdempotencyListener> listeners = new ArrayList<>();
         private TransactionBridge transactions = TransactionBridge.NONE;
         private @Nullable ConfirmationGate gate;
+        private IdempotencyObserver observer = IdempotencyObserver.NONE;
 
         private Builder(IdempotencyStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -486,6 +607,12 @@ public final class IdempotentExecutor {
         /** Consulted before the first execution of an irreversible call. */
         public Builder confirmationGate(ConfirmationGate gate) {
             this.gate = Objects.requireNonNull(gate, "gate");
+            return this;
+        }
+
+        /** Wraps every call (a tracing span, a Micrometer {@code Observation}); by default none. */
+        public Builder observer(IdempotencyObserver observer) {
+            this.observer = Objects.requireNonNull(observer, "observer");
             return this;
         }
 

@@ -1,9 +1,13 @@
 package dev.idempotency;
 
 import dev.idempotency.internal.Durations;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The immutable facts of one idempotent operation, computed once (the aspect builds one per annotated method) and
@@ -34,6 +38,7 @@ public final class IdempotentOperation<T> {
     private final Duration lease;
     private final int[] ignoredArguments;
     private final String description;
+    private final List<Class<? extends Throwable>> replayExceptions;
 
     private IdempotentOperation(Builder<T> b) {
         this.name = b.name;
@@ -44,6 +49,7 @@ public final class IdempotentOperation<T> {
         this.lease = b.lease != null ? b.lease : b.lockTimeout.multipliedBy(LEASE_PER_LOCK_TIMEOUT);
         this.ignoredArguments = b.ignoredArguments;
         this.description = b.description != null ? b.description : b.name;
+        this.replayExceptions = b.replayExceptions;
     }
 
     /**
@@ -87,6 +93,32 @@ public final class IdempotentOperation<T> {
         return Arrays.binarySearch(ignoredArguments, index) >= 0;
     }
 
+    /** The business exceptions recorded as outcomes and thrown again on replay ({@link Idempotent#replayExceptions()}). */
+    public List<Class<? extends Throwable>> replayExceptions() {
+        return replayExceptions;
+    }
+
+    /** The most specific of {@link #replayExceptions()} that {@code thrown} is an instance of, or null. */
+    @Nullable Class<? extends Throwable> recordedAs(Throwable thrown) {
+        Class<? extends Throwable> best = null;
+        for (Class<? extends Throwable> c : replayExceptions) {
+            if (c.isInstance(thrown) && (best == null || best.isAssignableFrom(c))) {
+                best = c;
+            }
+        }
+        return best;
+    }
+
+    /** The listed exception class of that exact binary name, or null: never a class the caller did not list. */
+    @Nullable Class<? extends Throwable> replayExceptionNamed(String className) {
+        for (Class<? extends Throwable> c : replayExceptions) {
+            if (c.getName().equals(className)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
     /** Where the operation comes from, for messages: a method and its key expression, or just the name. */
     public String description() {
         return description;
@@ -107,6 +139,7 @@ public final class IdempotentOperation<T> {
         private Duration lease;
         private int[] ignoredArguments = new int[0];
         private String description;
+        private List<Class<? extends Throwable>> replayExceptions = List.of();
 
         private Builder(String name, Tier tier, ResultType<T> resultType) {
             this.name = Objects.requireNonNull(name, "name");
@@ -153,6 +186,21 @@ public final class IdempotentOperation<T> {
             return this;
         }
 
+        /**
+         * Business exceptions recorded as the outcome and thrown again on every replay; see
+         * {@link Idempotent#replayExceptions()} for the rules. {@link #build()} refuses a class that is abstract, not
+         * public, without a public {@code (String)} constructor, as broad as {@code Exception},
+         * {@code RuntimeException}, {@code Error} or {@code Throwable}, or one of this library's own exceptions.
+         */
+        @SafeVarargs
+        public final Builder<T> replayExceptions(Class<? extends Throwable>... types) {
+            for (Class<? extends Throwable> t : types) {
+                Objects.requireNonNull(t, "replayExceptions of " + name + " holds null");
+            }
+            this.replayExceptions = List.of(types);
+            return this;
+        }
+
         public IdempotentOperation<T> build() {
             if (name.isBlank()) {
                 throw new IllegalArgumentException("an idempotent operation needs a name");
@@ -162,7 +210,35 @@ public final class IdempotentOperation<T> {
             if (lease != null) {
                 requirePositive(lease, "lease");
             }
+            for (Class<? extends Throwable> t : replayExceptions) {
+                checkReplayable(t);
+            }
             return new IdempotentOperation<>(this);
+        }
+
+        private void checkReplayable(Class<? extends Throwable> t) {
+            String problem = null;
+            if (t == Throwable.class || t == Exception.class || t == RuntimeException.class || t == Error.class) {
+                problem = "is too broad: it would record transient failures (a timeout, a lost connection) and"
+                        + " replay them for the whole ttl; list the business exceptions that are decisions";
+            } else if (IdempotencyException.class.isAssignableFrom(t)) {
+                problem = "is one of this library's own exceptions, which are never recorded";
+            } else if (Modifier.isAbstract(t.getModifiers()) || !Modifier.isPublic(t.getModifiers())) {
+                problem = "must be a public, concrete class, so that a replay can make a new one";
+            } else {
+                try {
+                    Constructor<? extends Throwable> c = t.getConstructor(String.class);
+                    if (!Modifier.isPublic(c.getModifiers())) {
+                        problem = "needs a public (String message) constructor";
+                    }
+                } catch (NoSuchMethodException e) {
+                    problem = "needs a public (String message) constructor, so that a replay can make a new one";
+                }
+            }
+            if (problem != null) {
+                throw new IllegalArgumentException("replayExceptions of " + (description != null ? description : name)
+                        + ": " + t.getName() + " " + problem);
+            }
         }
 
         private void requirePositive(Duration d, String what) {

@@ -1,49 +1,189 @@
 package dev.idempotency.codec;
 
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
+import com.fasterxml.jackson.annotation.JsonTypeName;
 import dev.idempotency.IdempotencyReplayException;
+import dev.idempotency.internal.UnreplayableTypes;
+import java.lang.reflect.GenericArrayType;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
+import java.lang.reflect.TypeVariable;
+import java.lang.reflect.WildcardType;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.cfg.DateTimeFeature;
+import tools.jackson.databind.cfg.JsonNodeFeature;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.jsontype.BasicPolymorphicTypeValidator;
+import tools.jackson.databind.jsontype.NamedType;
 
 /**
  * The default {@link ResultCodec}: JSON through Jackson 3, decoded to the method's declared generic return type
- * ({@code List<Order>} comes back as a list of {@code Order}, a {@code BigDecimal} with its scale). Polymorphic
- * typing is never enabled: nothing in a stored row can choose a class.
+ * ({@code List<Order>} comes back as a list of {@code Order}, a {@code BigDecimal} with its scale, an
+ * {@code Optional<Money>}, a {@code java.time} value, a {@code byte[]}).
+ *
+ * <p><b>Nothing in a stored row chooses a class.</b> Jackson's default typing is switched off on the codec's copy of
+ * the mapper, and a {@link BasicPolymorphicTypeValidator} admits only the allow-listed classes wherever a type
+ * annotation ({@code @JsonTypeInfo(use = CLASS)}) would otherwise let the row name one. A declared type that is an
+ * interface, an abstract class or a sealed interface replays only through that allow-list:
+ *
+ * <pre>{@code
+ * JacksonResultCodec codec = JacksonResultCodec.builder()
+ *     .mapper(applicationMapper)
+ *     .allowSubtypes(Card.class, BankTransfer.class)   // the concrete replies of a `Payment` return type
+ *     .build();
+ * }</pre>
+ *
+ * Each allow-listed class is written under a logical name (its {@link JsonTypeName} or its simple name, never its
+ * class name) in an {@code "@type"} property of its abstract supertypes; a replay resolves the name among the
+ * allow-listed classes only. Without an allow-listed subtype, {@link #checkReplayable} refuses such a declared type
+ * when the method is first seen.
+ *
+ * <p>Immutable and thread-safe.
  */
 public final class JacksonResultCodec implements ResultCodec {
 
-    private final JsonMapper mapper;
+    /** The property that carries an allow-listed subtype's logical name. */
+    public static final String TYPE_PROPERTY = "@type";
 
-    private JacksonResultCodec(JsonMapper mapper) {
+    private final JsonMapper mapper;
+    private final Set<Class<?>> allowed;
+
+    private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed) {
         this.mapper = mapper;
+        this.allowed = allowed;
     }
 
-    /** A codec on a strict default mapper: unknown properties, trailing tokens and nulls for primitives fail. */
+    /** A codec on the strict {@link #defaultMapper()}, with no allow-listed subtypes. */
     public static JacksonResultCodec create() {
-        return new JacksonResultCodec(defaultMapper());
+        return builder().build();
     }
 
     /** A codec on the application's own mapper (its modules and naming strategy apply to stored results). */
     public static JacksonResultCodec using(JsonMapper mapper) {
-        return new JacksonResultCodec(Objects.requireNonNull(mapper, "mapper"));
+        return builder().mapper(mapper).build();
     }
 
-    /** The strict mapper {@link #create()} uses. */
+    /** Starts a codec: a mapper and the allow-list of concrete subtypes. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The strict mapper of {@link #create()}: unknown properties, missing record components or creator properties,
+     * trailing tokens and nulls for primitives fail (so that a row changed to other JSON fails loudly rather than
+     * replaying a half-empty object); {@code java.time} values keep their zone id and are not shifted to UTC; a
+     * {@code JsonNode} result reads decimals exactly, as {@code BigDecimal} with their scale.
+     */
     public static JsonMapper defaultMapper() {
         return JsonMapper.builder()
                 .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
                 .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
                 .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+                .enable(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES)
+                .enable(DateTimeFeature.WRITE_DATES_WITH_ZONE_ID)
+                .disable(DateTimeFeature.ADJUST_DATES_TO_CONTEXT_TIME_ZONE)
+                .enable(JsonNodeFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
                 .build();
     }
 
-    /** The mapper in use. */
+    /** The mapper in use: the given one with default typing off, the allow-list's validator and subtype names. */
     public JsonMapper mapper() {
         return mapper;
+    }
+
+    /** The allow-listed concrete subtypes. */
+    public Set<Class<?>> allowedSubtypes() {
+        return allowed;
+    }
+
+    /**
+     * Refuses a declared type that cannot be replayed faithfully: one listed in {@link UnreplayableTypes} (streams,
+     * iterators, I/O handles, JDBC resources, futures, threads...), {@code Object} or an unresolved type variable
+     * (nothing says what to build), and an interface or abstract class outside {@code java.util}'s collections
+     * with no allow-listed subtype. Type arguments and array components are checked too.
+     */
+    @Override
+    public void checkReplayable(Type declaredType) {
+        refuseTypeVariables(declaredType, declaredType);
+        check(mapper.getTypeFactory().constructType(declaredType), declaredType);
+    }
+
+    private static void refuseTypeVariables(Type t, Type declared) {
+        if (t instanceof TypeVariable<?> v) {
+            throw refused(declared, "the type variable " + v.getName() + " is not resolved, so nothing says what a"
+                    + " replay must build; declare a concrete return type");
+        } else if (t instanceof ParameterizedType p) {
+            for (Type a : p.getActualTypeArguments()) {
+                refuseTypeVariables(a, declared);
+            }
+        } else if (t instanceof GenericArrayType g) {
+            refuseTypeVariables(g.getGenericComponentType(), declared);
+        } else if (t instanceof WildcardType w) {
+            for (Type b : w.getUpperBounds()) {
+                refuseTypeVariables(b, declared);
+            }
+        }
+    }
+
+    private void check(JavaType t, Type declared) {
+        Class<?> raw = t.getRawClass();
+        if (raw == Object.class) {
+            throw refused(declared, "Object says nothing about what a replay must build (it would come back as maps"
+                    + " and lists); declare a concrete type, or JsonNode for free-form JSON");
+        }
+        Optional<String> why = UnreplayableTypes.reason(raw);
+        if (why.isPresent()) {
+            throw refused(declared, raw.getName() + " cannot be replayed: " + why.get());
+        }
+        if (t.isArrayType()) {
+            check(t.getContentType(), declared);
+            return;
+        }
+        if (raw.isPrimitive() || raw.isEnum() || JsonNode.class.isAssignableFrom(raw)) {
+            return;
+        }
+        boolean jdkCollection = (t.isCollectionLikeType() || t.isMapLikeType())
+                && raw.getPackageName().equals("java.util");
+        if (!jdkCollection && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))) {
+            if (isJdk(raw)) {
+                throw refused(declared, "the abstract JDK type " + raw.getName() + " does not say which concrete"
+                        + " class a replay must build; declare the concrete type (BigDecimal, String, Instant...)");
+            }
+            if (allowed.stream().noneMatch(raw::isAssignableFrom)) {
+                throw refused(declared, "the " + (raw.isSealed() ? "sealed " : "")
+                        + (raw.isInterface() ? "interface " : "abstract class ") + raw.getName()
+                        + " can only replay a concrete class from an allow-list, and none of its subtypes is on it;"
+                        + " configure JacksonResultCodec.builder().allowSubtypes(...)");
+            }
+        }
+        for (int i = 0; i < t.containedTypeCount(); i++) {
+            check(t.containedType(i), declared);
+        }
+    }
+
+    private static boolean isJdk(Class<?> c) {
+        String p = c.getPackageName();
+        return p.startsWith("java.") || p.startsWith("javax.") || p.startsWith("jdk.") || p.startsWith("sun.");
+    }
+
+    private static IdempotencyReplayException refused(Type declared, String why) {
+        return new IdempotencyReplayException("the return type " + declared.getTypeName() + " cannot be replayed: "
+                + why);
     }
 
     @Override
@@ -52,11 +192,23 @@ public final class JacksonResultCodec implements ResultCodec {
             if (value == null) {
                 return mapper.writeValueAsBytes(null);
             }
-            return mapper.writerFor(javaType(declaredType)).writeValueAsBytes(value);
+            JavaType type = javaType(declaredType);
+            Class<?> raw = type.getRawClass();
+            if (raw != value.getClass() && isPolymorphic(raw) && !allowed.contains(value.getClass())) {
+                throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
+                        + ": its class " + value.getClass().getName() + " is not on the codec's allow-list of"
+                        + " subtypes, so it could not be replayed");
+            }
+            return mapper.writerFor(type).writeValueAsBytes(value);
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
                     + " as JSON: " + e.getOriginalMessage(), e);
         }
+    }
+
+    private static boolean isPolymorphic(Class<?> raw) {
+        return !raw.isPrimitive() && !raw.isArray() && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))
+                && !isJdk(raw) && !JsonNode.class.isAssignableFrom(raw);
     }
 
     @Override
@@ -64,16 +216,121 @@ public final class JacksonResultCodec implements ResultCodec {
         if (declaredType == void.class || declaredType == Void.class) {
             return null;
         }
+        Object value;
+        JavaType type = javaType(declaredType);
         try {
-            return mapper.readValue(data, javaType(declaredType));
+            value = mapper.readValue(data, type);
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("the recorded result cannot be read back as "
                     + declaredType.getTypeName() + " (was the row changed, or the type since?): "
                     + e.getOriginalMessage(), e);
         }
+        if (value == null && type.isPrimitive()) {
+            throw new IdempotencyReplayException("the recorded result is null, which the primitive return type "
+                    + declaredType.getTypeName() + " cannot hold (was the row changed?)");
+        }
+        if (value != null && isPolymorphic(type.getRawClass()) && !allowed.contains(value.getClass())) {
+            // a subtype named by the user's own @JsonSubTypes, but not allow-listed here: never replayed
+            throw new IdempotencyReplayException("the recorded result of type " + declaredType.getTypeName()
+                    + " is a " + value.getClass().getName() + ", which is not on the codec's allow-list");
+        }
+        return value;
     }
 
     private JavaType javaType(Type declaredType) {
         return mapper.getTypeFactory().constructType(declaredType);
+    }
+
+    /** The type information that the codec adds to an allow-listed subtype's abstract supertypes. */
+    @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, include = JsonTypeInfo.As.PROPERTY, property = TYPE_PROPERTY)
+    private interface LogicalTypeName {
+    }
+
+    /** Builds a {@link JacksonResultCodec}; {@link #build()} rejects allow-lists that cannot work. */
+    public static final class Builder {
+        private @Nullable JsonMapper mapper;
+        private final Map<String, Class<?>> named = new LinkedHashMap<>();
+
+        private Builder() {
+        }
+
+        /** The application's mapper (its modules, naming strategy and features); default {@link #defaultMapper()}. */
+        public Builder mapper(JsonMapper mapper) {
+            this.mapper = Objects.requireNonNull(mapper, "mapper");
+            return this;
+        }
+
+        /**
+         * Allow-lists concrete classes that a declared interface, abstract class or sealed interface may replay as,
+         * each under its {@link JsonTypeName} or, without one, its simple name.
+         */
+        public Builder allowSubtypes(Class<?>... types) {
+            for (Class<?> type : types) {
+                Objects.requireNonNull(type, "type");
+                JsonTypeName n = type.getAnnotation(JsonTypeName.class);
+                allowSubtype(n != null && !n.value().isEmpty() ? n.value() : type.getSimpleName(), type);
+            }
+            return this;
+        }
+
+        /** Allow-lists one concrete class under an explicit logical name (stable across a rename of the class). */
+        public Builder allowSubtype(String name, Class<?> type) {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(type, "type");
+            if (type.isInterface() || Modifier.isAbstract(type.getModifiers()) || type.isPrimitive()
+                    || type.isArray()) {
+                throw new IllegalArgumentException("allow-list concrete classes only; " + type.getName()
+                        + " is not one");
+            }
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("the logical name of " + type.getName() + " is blank");
+            }
+            Class<?> previous = named.putIfAbsent(name, type);
+            if (previous != null && previous != type) {
+                throw new IllegalArgumentException("two allow-listed classes share the name '" + name + "': "
+                        + previous.getName() + " and " + type.getName()
+                        + "; give one a @JsonTypeName or use allowSubtype(name, type)");
+            }
+            return this;
+        }
+
+        public JacksonResultCodec build() {
+            JsonMapper base = mapper != null ? mapper : defaultMapper();
+            Set<Class<?>> allowed = Set.copyOf(new LinkedHashSet<>(named.values()));
+            BasicPolymorphicTypeValidator ptv = BasicPolymorphicTypeValidator.builder()
+                    .allowIfSubType((context, clazz) -> allowed.contains(clazz))
+                    .build();
+            var b = base.rebuild()
+                    .deactivateDefaultTyping()
+                    .polymorphicTypeValidator(ptv);
+            for (Class<?> base0 : abstractSupertypes(allowed)) {
+                if (!base0.isAnnotationPresent(JsonTypeInfo.class)) {
+                    b.addMixIn(base0, LogicalTypeName.class);
+                }
+            }
+            named.forEach((name, type) -> b.registerSubtypes(new NamedType(type, name)));
+            return new JacksonResultCodec(b.build(), allowed);
+        }
+
+        /** The application's interfaces and abstract classes above the allow-listed classes. */
+        private static Set<Class<?>> abstractSupertypes(Set<Class<?>> types) {
+            Set<Class<?>> result = new LinkedHashSet<>();
+            Set<Class<?>> seen = new HashSet<>();
+            Deque<Class<?>> todo = new ArrayDeque<>(types);
+            while (!todo.isEmpty()) {
+                Class<?> c = todo.poll();
+                if (!seen.add(c)) {
+                    continue;
+                }
+                if (isPolymorphic(c)) {
+                    result.add(c);
+                }
+                if (c.getSuperclass() != null) {
+                    todo.add(c.getSuperclass());
+                }
+                todo.addAll(java.util.List.of(c.getInterfaces()));
+            }
+            return result;
+        }
     }
 }

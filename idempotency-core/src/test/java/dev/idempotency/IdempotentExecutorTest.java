@@ -1,0 +1,269 @@
+package dev.idempotency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class IdempotentExecutorTest {
+
+    record Line(String sku, int quantity) { }
+
+    record Receipt(String orderId, BigDecimal total, List<Line> lines) { }
+
+    static final IdempotentOperation<Receipt> CREATE = IdempotentOperation
+            .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(Receipt.class))
+            .lockTimeout("2s")
+            .build();
+
+    final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+    final IdempotentExecutor executor = IdempotentExecutor.builder(store).build();
+    final AtomicInteger runs = new AtomicInteger();
+    ExecutorService pool;
+
+    @AfterEach
+    void stopPool() {
+        if (pool != null) {
+            pool.shutdownNow();
+        }
+    }
+
+    Receipt order(String id) {
+        runs.incrementAndGet();
+        return new Receipt(id, new BigDecimal("12.50"), List.of(new Line("A-1", 2), new Line("B-2", 1)));
+    }
+
+    @Test
+    void firstCallRunsAndDuplicateReplaysAnEqualResultWithoutRunning() {
+        Receipt first = executor.execute(CREATE, "APPROVAL:1", new Object[] {"1"}, () -> order("o-1"));
+        Receipt second = executor.execute(CREATE, "APPROVAL:1", new Object[] {"1"}, () -> order("o-2"));
+
+        assertThat(runs).hasValue(1);
+        assertThat(second).isEqualTo(first).isNotSameAs(first);
+        assertThat(second.total().scale()).isEqualTo(2);
+        assertThat(second.lines().get(0)).isInstanceOf(Line.class);
+    }
+
+    @Test
+    void theSameKeyWithOtherArgumentsIsRefusedNamingOperationAndKeyOnly() {
+        executor.execute(CREATE, "APPROVAL:2", new Object[] {"secret-payload-1"}, () -> order("o-1"));
+
+        assertThatThrownBy(() -> executor.execute(CREATE, "APPROVAL:2", new Object[] {"secret-payload-2"},
+                () -> order("o-2")))
+                .isInstanceOf(IdempotencyKeyReusedException.class)
+                .hasMessageContaining("Orders.create").hasMessageContaining("APPROVAL:2")
+                .hasMessageNotContaining("secret-payload");
+        assertThat(runs).hasValue(1);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "   ", "\t"})
+    void blankKeysAreRefusedBeforeAnythingRuns(String key) {
+        assertThatThrownBy(() -> executor.execute(CREATE, key, new Object[0], () -> order("o")))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessageContaining("Orders.create");
+        assertThat(runs).hasValue(0);
+        assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void aNullKeyIsRefused() {
+        assertThatThrownBy(() -> executor.execute(CREATE, null, new Object[0], () -> order("o")))
+                .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("null");
+        assertThat(runs).hasValue(0);
+    }
+
+    @Test
+    void aFailureRecordsNothingAndTheRetryRunsAgain() {
+        IllegalStateException boom = new IllegalStateException("gateway down");
+        assertThatThrownBy(() -> executor.execute(CREATE, "K", new Object[0], () -> {
+            runs.incrementAndGet();
+            throw boom;
+        })).isSameAs(boom);
+        assertThat(store.size()).isZero();
+
+        executor.execute(CREATE, "K", new Object[0], () -> order("o-2"));
+        assertThat(runs).hasValue(2);
+    }
+
+    @Test
+    void checkedExceptionsPassThroughUnchanged() {
+        java.io.IOException io = new java.io.IOException("disk");
+        assertThatThrownBy(() -> executor.execute(CREATE, "K", new Object[0], () -> {
+            throw io;
+        })).isSameAs(io);
+    }
+
+    @Test
+    void readOnlyNeverTouchesTheStore() {
+        IdempotentExecutor strict = IdempotentExecutor.builder(new FailingStore()).build();
+        IdempotentOperation<String> read = IdempotentOperation
+                .builder("Orders.read", Tier.READ_ONLY, ResultType.of(String.class)).build();
+
+        assertThat(strict.execute(read, null, new Object[0], () -> "ok")).isEqualTo("ok");
+    }
+
+    @Test
+    void sixteenThreadsWithOneKeyRunTheMethodOnceAndAllGetTheSameReceipt() throws Exception {
+        int threads = 16;
+        pool = Executors.newFixedThreadPool(threads);
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<Receipt>> answers = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            answers.add(pool.submit(() -> {
+                start.await();
+                return executor.execute(CREATE, "APPROVAL:16", new Object[] {"16"}, () -> {
+                    Thread.sleep(50); // hold the claim while the others arrive
+                    return order("o-" + runs.get());
+                });
+            }));
+        }
+        start.countDown();
+        Set<Receipt> receipts = ConcurrentHashMap.newKeySet();
+        for (Future<Receipt> f : answers) {
+            receipts.add(f.get(10, TimeUnit.SECONDS));
+        }
+        assertThat(runs).hasValue(1);
+        assertThat(receipts).hasSize(1);
+    }
+
+    @Test
+    void aDuplicateWaitsForTheAttemptInFlightAndGivesUpAfterTheLockTimeout() throws Exception {
+        IdempotentOperation<Receipt> quick = IdempotentOperation
+                .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(Receipt.class)).lockTimeout("200ms").build();
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        pool = Executors.newSingleThreadExecutor();
+        Future<Receipt> first = pool.submit(() -> executor.execute(quick, "SLOW", new Object[0], () -> {
+            running.countDown();
+            finish.await();
+            return order("o-1");
+        }));
+        running.await();
+
+        assertThatThrownBy(() -> executor.execute(quick, "SLOW", new Object[0], () -> order("o-2")))
+                .isInstanceOf(IdempotencyInProgressException.class)
+                .hasMessageContaining("SLOW");
+
+        finish.countDown();
+        Receipt r = first.get(5, TimeUnit.SECONDS);
+        assertThat(executor.execute(quick, "SLOW", new Object[0], () -> order("o-3"))).isEqualTo(r);
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void listenersHearEveryOutcome() {
+        List<IdempotencyEvent.Outcome> outcomes = new ArrayList<>();
+        IdempotentExecutor heard = IdempotentExecutor.builder(store)
+                .listener(e -> outcomes.add(e.outcome())).build();
+
+        heard.execute(CREATE, "L", new Object[] {1}, () -> order("o"));
+        heard.execute(CREATE, "L", new Object[] {1}, () -> order("o"));
+        assertThatThrownBy(() -> heard.execute(CREATE, "L", new Object[] {2}, () -> order("o")))
+                .isInstanceOf(IdempotencyKeyReusedException.class);
+        assertThatThrownBy(() -> heard.execute(CREATE, " ", new Object[] {2}, () -> order("o")))
+                .isInstanceOf(IdempotencyKeyException.class);
+
+        assertThat(outcomes).containsExactly(IdempotencyEvent.Outcome.EXECUTED, IdempotencyEvent.Outcome.REPLAYED,
+                IdempotencyEvent.Outcome.KEY_REUSED, IdempotencyEvent.Outcome.FAILED);
+    }
+
+    @Test
+    void aScopeTellsWhetherACallWasReplayed() {
+        try (IdempotencyContext.Scope scope = IdempotencyContext.open()) {
+            executor.execute(CREATE, "S", new Object[0], () -> order("o"));
+            assertThat(scope.replayed()).isFalse();
+        }
+        try (IdempotencyContext.Scope scope = IdempotencyContext.open()) {
+            executor.execute(CREATE, "S", new Object[0], () -> {
+                throw new AssertionError("must not run");
+            });
+            assertThat(scope.replayed()).isTrue();
+        }
+    }
+
+    @Test
+    void theRunningMethodSeesItsCall() {
+        String seen = executor.execute(
+                IdempotentOperation.builder("Ctx.op", Tier.REVERSIBLE, ResultType.of(String.class)).build(), "C-1",
+                new Object[0], () -> IdempotencyContext.current().orElseThrow().key());
+        assertThat(seen).isEqualTo("C-1");
+        assertThat(IdempotencyContext.current()).isEmpty();
+    }
+
+    @Test
+    void insideACallersTransactionTheResultWaitsForTheCommit() {
+        FakeTransaction tx = new FakeTransaction();
+        IdempotentExecutor transactional = IdempotentExecutor.builder(store).transactions(tx).build();
+
+        transactional.execute(CREATE, "TX", new Object[0], () -> order("o-1"));
+        assertThat(store.find(hashOf("TX")).orElseThrow().status()).isEqualTo(IdempotencyRecord.Status.IN_FLIGHT);
+
+        tx.end(true);
+        assertThat(store.find(hashOf("TX")).orElseThrow().status()).isEqualTo(IdempotencyRecord.Status.COMPLETED);
+    }
+
+    @Test
+    void aRolledBackTransactionLeavesNoRecordAndCompensatesOnce() {
+        FakeTransaction tx = new FakeTransaction();
+        IdempotentExecutor transactional = IdempotentExecutor.builder(store).transactions(tx).build();
+        List<Receipt> undone = new ArrayList<>();
+
+        Receipt r = transactional.execute(CREATE, "RB", new Object[0], () -> order("o-1"), undone::add);
+        tx.end(false);
+
+        assertThat(store.size()).isZero();
+        assertThat(undone).containsExactly(r);
+        transactional.execute(CREATE, "RB", new Object[0], () -> order("o-2"), undone::add);
+        assertThat(runs).hasValue(2);
+    }
+
+    @Test
+    void onlyReversibleOperationsCompensate() {
+        IdempotentOperation<String> pay = IdempotentOperation
+                .builder("Pay.send", Tier.IRREVERSIBLE, ResultType.of(String.class)).build();
+        assertThatThrownBy(() -> executor.execute(pay, "P", new Object[0], () -> "x", x -> { }))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("REVERSIBLE");
+    }
+
+    private static byte[] hashOf(String key) {
+        return dev.idempotency.internal.Keys.hash("Orders.create", "", key);
+    }
+
+    /** A transaction whose end the test decides. */
+    static final class FakeTransaction implements TransactionBridge {
+        private final List<CompletionCallback> callbacks = new ArrayList<>();
+        private boolean active = true;
+
+        @Override
+        public boolean isTransactionActive() {
+            return active;
+        }
+
+        @Override
+        public void afterCompletion(CompletionCallback callback) {
+            callbacks.add(callback);
+        }
+
+        void end(boolean committed) {
+            active = false;
+            callbacks.forEach(c -> c.completed(committed));
+        }
+    }
+}
