@@ -15,7 +15,7 @@ public class IdempotencyOutcomeUnknownException extends IdempotencyException {
     public IdempotencyOutcomeUnknownException(String operation, String key) {
         super("the outcome of operation " + operation + " with idempotency key '" + key
                 + "' is unknown (an attempt started and never finished); it needs review by an operator"
-                + " (IdempotencyAdmin.resolve) before it can run or replay");
+                + " (IdempotencyAdmin.resolveExecuted or IdempotencyAdmin.release) before it can run or replay");
         this.operation = operation;
         this.key = key;
     }
