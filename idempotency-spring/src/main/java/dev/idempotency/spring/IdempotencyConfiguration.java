@@ -2,6 +2,7 @@ package dev.idempotency.spring;
 
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.IdempotencyListener;
+import dev.idempotency.IdempotencyObserver;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.codec.ResultCodec;
@@ -79,7 +80,7 @@ class IdempotencyConfiguration implements ImportAware {
     static IdempotentExecutor defaultExecutor(ObjectProvider<IdempotencyStore> store,
             ObjectProvider<ResultCodec> codec, ObjectProvider<JsonMapper> mapper, ObjectProvider<IdempotencyScope> scope,
             ObjectProvider<ConfirmationGate> gate, ObjectProvider<IdempotencyListener> listeners,
-            ObjectProvider<Clock> clock) {
+            ObjectProvider<IdempotencyObserver> observer, ObjectProvider<Clock> clock) {
         IdempotencyStore theStore = store.getIfAvailable();
         if (theStore == null) {
             throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean, such as "
@@ -93,6 +94,7 @@ class IdempotencyConfiguration implements ImportAware {
         scope.ifUnique(builder::scope);
         gate.ifUnique(builder::confirmationGate);
         clock.ifUnique(builder::clock);
+        observer.ifUnique(builder::observer);
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
     }

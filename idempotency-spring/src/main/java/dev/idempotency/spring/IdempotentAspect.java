@@ -115,6 +115,7 @@ public class IdempotentAspect implements Ordered {
                 .ttl(Durations.parse(ann.ttl(), "ttl of " + signature))
                 .lockTimeout(Durations.parse(ann.lockTimeout(), "lockTimeout of " + signature))
                 .ignoredArguments(ignored(method, invoked))
+                .replayExceptions(ann.replayExceptions())
                 .description(description)
                 .build();
         if (ann.tier() == Tier.READ_ONLY) {
