@@ -54,6 +54,7 @@ public final class IdempotentExecutor {
     private final List<IdempotencyListener> listeners;
     private final TransactionBridge transactions;
     private final @Nullable ConfirmationGate gate;
+    private final IdempotencyObserver observer;
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
 
     private IdempotentExecutor(Builder b) {
@@ -66,6 +67,7 @@ public final class IdempotentExecutor {
         this.listeners = List.copyOf(b.listeners);
         this.transactions = b.transactions;
         this.gate = b.gate;
+        this.observer = b.observer;
     }
 
     /** Starts an executor on {@code store}. */
@@ -149,7 +151,8 @@ public final class IdempotentExecutor {
             throw new IllegalArgumentException(operation.description() + ": only REVERSIBLE operations compensate, "
                     + "this one is " + operation.tier());
         }
-        return new Call<>(operation, key, arguments, action, compensation).execute();
+        Call<T, E> call = new Call<>(operation, key, arguments, action, compensation);
+        return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
     }
 
     private Instant now() {
@@ -173,12 +176,15 @@ public final class IdempotentExecutor {
     }
 
     /** One call in progress: the state that every step shares. */
-    private final class Call<T, E extends Throwable> {
+    private final class Call<T, E extends Throwable> implements IdempotencyObserver.Invocation<T, E> {
         private final IdempotentOperation<T> op;
         private final Object[] arguments;
         private final Action<T, E> action;
         private final @Nullable Compensation<T> compensation;
-        private final long start = System.nanoTime();
+        private final String key;
+        private long start;
+        private boolean started;
+        private @Nullable Outcome outcome;
         private long claimNanos;
         private String readable = "";
         private byte[] keyHash;
@@ -190,6 +196,31 @@ public final class IdempotentExecutor {
             this.compensation = compensation;
             this.arguments = arguments == null ? new Object[0] : arguments;
             this.action = action;
+            this.key = key;
+        }
+
+        @Override
+        public T proceed() throws E {
+            if (started) {
+                throw new IllegalStateException("an idempotent call proceeds only once: " + op.name());
+            }
+            started = true;
+            start = System.nanoTime();
+            prepareKey();
+            return execute();
+        }
+
+        @Override
+        public Optional<Outcome> outcome() {
+            return Optional.ofNullable(outcome);
+        }
+
+        private void publish(Outcome published, long claim) {
+            outcome = published;
+            IdempotentExecutor.this.publish(op, readable, published, claim, start);
+        }
+
+        private void prepareKey() {
             this.readable = key == null ? "" : Keys.readable(key);
             try {
                 prepare(op);
@@ -201,16 +232,16 @@ public final class IdempotentExecutor {
                 }
                 this.keyHash = Keys.hash(op.name(), tenant, normalized);
             } catch (IllegalArgumentException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e);
             } catch (RuntimeException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw e;
             }
             try {
                 this.fingerprint = fingerprints.fingerprint(this.arguments, op::isIgnored);
             } catch (IllegalArgumentException e) {
-                publish(op, readable, Outcome.FAILED, 0, start);
+                publish(Outcome.FAILED, 0);
                 throw new IdempotencyException(op.description() + ": " + e.getMessage(), e);
             }
         }
@@ -305,7 +336,7 @@ public final class IdempotentExecutor {
         }
 
         private <X extends RuntimeException> X fail(Outcome outcome, X exception) {
-            publish(op, readable, outcome, claimNanos, start);
+            publish(outcome, claimNanos);
             return exception;
         }
 
@@ -317,7 +348,7 @@ public final class IdempotentExecutor {
             }
             if (RecordedExceptions.isException(data)) {
                 Throwable recorded = recordedException(data);
-                publish(op, readable, cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos, start);
+                publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
                 throw IdempotentExecutor.<RuntimeException>sneaky(recorded);
             }
             Object value;
@@ -327,7 +358,7 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
                         + "': " + e.getMessage(), e));
             }
-            publish(op, readable, cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos, start);
+            publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
             @SuppressWarnings("unchecked")
             T t = (T) value;
             return t;
@@ -390,7 +421,7 @@ public final class IdempotentExecutor {
                 thrown.addSuppressed(e);
                 return;
             }
-            publish(op, readable, Outcome.EXECUTED, claimNanos, start);
+            publish(Outcome.EXECUTED, claimNanos);
         }
 
         private T run(boolean transactional) throws E {
@@ -416,7 +447,7 @@ public final class IdempotentExecutor {
                     throw t;
                 }
                 release(owned, t);
-                publish(op, readable, Outcome.FAILED, claimNanos, start);
+                publish(Outcome.FAILED, claimNanos);
                 throw t;
             } finally {
                 IdempotencyContext.exit(previous);
@@ -464,7 +495,7 @@ public final class IdempotentExecutor {
                     }
                 });
             }
-            publish(op, readable, Outcome.EXECUTED, claimNanos, start);
+            publish(Outcome.EXECUTED, claimNanos);
             return value;
         }
 
@@ -531,6 +562,7 @@ public final class IdempotentExecutor {
         private final List<IdempotencyListener> listeners = new ArrayList<>();
         private TransactionBridge transactions = TransactionBridge.NONE;
         private @Nullable ConfirmationGate gate;
+        private IdempotencyObserver observer = IdempotencyObserver.NONE;
 
         private Builder(IdempotencyStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -575,6 +607,12 @@ public final class IdempotentExecutor {
         /** Consulted before the first execution of an irreversible call. */
         public Builder confirmationGate(ConfirmationGate gate) {
             this.gate = Objects.requireNonNull(gate, "gate");
+            return this;
+        }
+
+        /** Wraps every call (a tracing span, a Micrometer {@code Observation}); by default none. */
+        public Builder observer(IdempotencyObserver observer) {
+            this.observer = Objects.requireNonNull(observer, "observer");
             return this;
         }
 

@@ -1,0 +1,381 @@
+package dev.idempotency.cache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
+import dev.idempotency.TransactionBridge;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import java.nio.ByteBuffer;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A store in front of a store: it answers a claim of a key whose outcome this node has seen committed from memory,
+ * with no access to the store at all (no SQL), and passes every other call through.
+ *
+ * <pre>{@code
+ * IdempotencyStore store = CaffeinePrefilter.wrap(jdbcStore)
+ *     .maximumSize(10_000)
+ *     .transactions(springTransactionBridge)
+ *     .build();
+ * }</pre>
+ *
+ * <p><b>What it holds.</b> Only {@code COMPLETED} records, and only once they are committed: a record this node
+ * completed enters when {@link #complete} succeeds outside a transaction, or after the caller's transaction commits
+ * (through the {@link TransactionBridge}; never if it rolls back); a completed record read back from the store by
+ * {@link #claim} or {@link #find} enters on the same terms. An entry leaves when its record expires
+ * ({@code expiresAt}, on the clock given here, which must be the executor's), when the cache is full
+ * ({@link Builder#maximumSize}, least recently used first), and when this node releases, resolves, takes over or
+ * marks the key.
+ *
+ * <p><b>What it answers.</b> A hit is {@link ClaimResult#cached(IdempotencyRecord)}. It never answers "acquired" and
+ * never any in-flight state: on a miss the wrapped store alone decides. A completed outcome cannot change except by
+ * an operator or by expiry, so a hit is what the store would have answered, with one exception: an operator's
+ * {@code resolve} on <em>another</em> node is not seen here until the entry expires or {@link Builder#maximumAge}
+ * passes. Set {@code maximumAge} if operators evict completed keys and expect every node to see it at once.
+ *
+ * <p>Thread-safe.
+ */
+public final class CaffeinePrefilter implements IdempotencyStore {
+
+    private static final System.Logger LOG = System.getLogger(CaffeinePrefilter.class.getName());
+    private static final int STRIPES = 64;
+
+    private final IdempotencyStore store;
+    private final TransactionBridge transactions;
+    private final Clock clock;
+    private final @Nullable Duration maximumAge;
+    private final Cache<ByteBuffer, IdempotencyRecord> completed;
+    /** This node's own claims, by key: what {@link #complete} needs to build the completed record. */
+    private final Cache<ByteBuffer, ClaimRequest> claims;
+    /**
+     * Bumped after every change this node makes to a key (per stripe of keys): a record read before the change and
+     * cached after it is dropped again, so a release or resolve never leaves a stale entry behind.
+     */
+    private final AtomicLongArray generations = new AtomicLongArray(STRIPES);
+
+    private CaffeinePrefilter(Builder b) {
+        this.store = b.store;
+        this.transactions = b.transactions;
+        this.clock = b.clock;
+        this.maximumAge = b.maximumAge;
+        Ticker ticker = () -> nanos(clock.instant());
+        this.completed = Caffeine.newBuilder()
+                .maximumSize(b.maximumSize)
+                .ticker(ticker)
+                .executor(b.executor)
+                .expireAfter(new UntilInstant<IdempotencyRecord>(IdempotencyRecord::expiresAt))
+                .build();
+        this.claims = Caffeine.newBuilder()
+                .maximumSize(b.maximumSize)
+                .ticker(ticker)
+                .executor(b.executor)
+                .expireAfter(new UntilInstant<ClaimRequest>(ClaimRequest::leaseUntil))
+                .build();
+    }
+
+    /** Starts a pre-filter in front of {@code store}. */
+    public static Builder wrap(IdempotencyStore store) {
+        return new Builder(store);
+    }
+
+    /** The store behind this pre-filter. */
+    public IdempotencyStore delegate() {
+        return store;
+    }
+
+    /**
+     * Answers a completed record this node has seen committed from memory; otherwise asks the store, and remembers
+     * a completed record it answers with.
+     */
+    @Override
+    public ClaimResult claim(ClaimRequest request) {
+        ByteBuffer id = id(request.keyHash());
+        IdempotencyRecord hit = completed.getIfPresent(id);
+        if (hit != null && !hit.isExpired(clock.instant())) {
+            return ClaimResult.cached(hit);
+        }
+        long generation = generation(id);
+        ClaimResult result = store.claim(request);
+        remember(id, request, result, generation);
+        return result;
+    }
+
+    @Override
+    public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
+        ByteBuffer id = id(request.keyHash());
+        ClaimResult result;
+        try {
+            result = store.takeOver(request, observed);
+        } finally {
+            changed(id);
+        }
+        if (result.isAcquired()) {
+            claims.put(id, request);
+        }
+        return result;
+    }
+
+    /** Records the result; the completed record enters the cache once it is committed. */
+    @Override
+    public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
+        ByteBuffer id = id(keyHash);
+        long generation = generation(id);
+        boolean done = store.complete(keyHash, leaseUntil, result, expiresAt);
+        ClaimRequest claim = claims.getIfPresent(id);
+        if (claim != null && claim.leaseUntil().equals(leaseUntil)) {
+            claims.asMap().remove(id, claim);
+            if (done) {
+                IdempotencyRecord record = claim.toInFlightRecord()
+                        .with(IdempotencyRecord.Status.COMPLETED, result.clone(), null, expiresAt);
+                cacheWhenCommitted(id, record, generation);
+            }
+        }
+        return done;
+    }
+
+    @Override
+    public boolean release(byte[] keyHash, Instant leaseUntil) {
+        ByteBuffer id = id(keyHash);
+        try {
+            return store.release(keyHash, leaseUntil);
+        } finally {
+            changed(id);
+        }
+    }
+
+    /** Always asks the store (an operator wants the truth); remembers a completed record it answers with. */
+    @Override
+    public Optional<IdempotencyRecord> find(byte[] keyHash) {
+        ByteBuffer id = id(keyHash);
+        long generation = generation(id);
+        Optional<IdempotencyRecord> found = store.find(keyHash);
+        found.ifPresent(record -> cacheWhenCommitted(id, record, generation));
+        return found;
+    }
+
+    @Override
+    public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
+        ByteBuffer id = id(keyHash);
+        try {
+            return store.markNeedsReview(keyHash, leaseUntil);
+        } finally {
+            changed(id);
+        }
+    }
+
+    /** Resolves in the store and forgets the key here; the next claim reads the operator's decision. */
+    @Override
+    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
+        ByteBuffer id = id(keyHash);
+        try {
+            return store.resolve(keyHash, result, expiresAt);
+        } finally {
+            changed(id);
+        }
+    }
+
+    /** Purges the store; expired entries have already stopped answering here and are dropped as well. */
+    @Override
+    public int purgeExpired(Instant now, int batchSize) {
+        int removed = store.purgeExpired(now, batchSize);
+        completed.cleanUp();
+        claims.cleanUp();
+        return removed;
+    }
+
+    /** Forgets every cached outcome (the store is untouched). */
+    public void clear() {
+        for (int i = 0; i < STRIPES; i++) {
+            generations.incrementAndGet(i);
+        }
+        completed.invalidateAll();
+    }
+
+    /** The approximate number of cached outcomes. */
+    public long cachedOutcomes() {
+        return completed.estimatedSize();
+    }
+
+    /** Whether an outcome for {@code keyHash} is cached (for tests and diagnostics). */
+    boolean isCached(byte[] keyHash) {
+        return completed.getIfPresent(id(keyHash)) != null;
+    }
+
+    void cleanUp() {
+        completed.cleanUp();
+        claims.cleanUp();
+    }
+
+    private void remember(ByteBuffer id, ClaimRequest request, ClaimResult result, long generation) {
+        if (result.isAcquired()) {
+            claims.put(id, request);
+        } else if (result.kind() == ClaimResult.Kind.EXISTING) {
+            cacheWhenCommitted(id, Objects.requireNonNull(result.record()), generation);
+        }
+    }
+
+    /**
+     * Caches a completed record at once when no transaction is active, or after the active one commits: inside a
+     * transaction a record may be this transaction's own uncommitted write, which a rollback would undo.
+     */
+    private void cacheWhenCommitted(ByteBuffer id, IdempotencyRecord record, long generation) {
+        if (record.status() != IdempotencyRecord.Status.COMPLETED || record.result() == null) {
+            return;
+        }
+        if (!transactions.isTransactionActive()) {
+            cache(id, record, generation);
+            return;
+        }
+        try {
+            transactions.afterCompletion(committed -> {
+                if (committed) {
+                    cache(id, record, generation);
+                }
+            });
+        } catch (RuntimeException e) {
+            // the transaction is ending (we are in its completion callbacks): not caching is always safe
+            LOG.log(System.Logger.Level.DEBUG, "not caching " + record + ": " + e.getMessage());
+        }
+    }
+
+    private void cache(ByteBuffer id, IdempotencyRecord record, long generation) {
+        Instant now = clock.instant();
+        if (record.isExpired(now)) {
+            return;
+        }
+        completed.put(id, record);
+        if (generation(id) != generation) {
+            // the key changed on this node while the record was read or its transaction ran: it may be stale
+            completed.invalidate(id);
+        }
+    }
+
+    private void changed(ByteBuffer id) {
+        generations.incrementAndGet(stripe(id));
+        completed.invalidate(id);
+        claims.invalidate(id);
+    }
+
+    private long generation(ByteBuffer id) {
+        return generations.get(stripe(id));
+    }
+
+    private static int stripe(ByteBuffer id) {
+        return id.get(0) & (STRIPES - 1);
+    }
+
+    private static ByteBuffer id(byte[] keyHash) {
+        return ByteBuffer.wrap(keyHash.clone());
+    }
+
+    private static long nanos(Instant instant) {
+        return Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L), instant.getNano());
+    }
+
+    /** Expires each entry at an instant it carries, capped by {@code maximumAge}. */
+    private final class UntilInstant<V> implements Expiry<ByteBuffer, V> {
+        private final Function<V, Instant> until;
+
+        UntilInstant(Function<V, Instant> until) {
+            this.until = until;
+        }
+
+        private long left(V value, long currentTime) {
+            long nanos = Math.max(0, nanos(until.apply(value)) - currentTime);
+            return maximumAge == null ? nanos : Math.min(nanos, maximumAge.toNanos());
+        }
+
+        @Override
+        public long expireAfterCreate(ByteBuffer key, V value, long currentTime) {
+            return left(value, currentTime);
+        }
+
+        @Override
+        public long expireAfterUpdate(ByteBuffer key, V value, long currentTime, long currentDuration) {
+            return left(value, currentTime);
+        }
+
+        @Override
+        public long expireAfterRead(ByteBuffer key, V value, long currentTime, long currentDuration) {
+            return currentDuration;
+        }
+    }
+
+    /** Builds a {@link CaffeinePrefilter}; {@link #build()} rejects what cannot work. */
+    public static final class Builder {
+        private final IdempotencyStore store;
+        private long maximumSize = 10_000;
+        private TransactionBridge transactions = TransactionBridge.NONE;
+        private Clock clock = Clock.systemUTC();
+        private @Nullable Duration maximumAge;
+        private Executor executor = Runnable::run;
+
+        private Builder(IdempotencyStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+        }
+
+        /** How many outcomes are held at most (least recently used leave first); 10,000 unless set. */
+        public Builder maximumSize(long maximumSize) {
+            if (maximumSize <= 0) {
+                throw new IllegalArgumentException("maximumSize of the pre-filter must be positive, was "
+                        + maximumSize);
+            }
+            this.maximumSize = maximumSize;
+            return this;
+        }
+
+        /**
+         * How the caller's transaction is seen, so that an outcome enters only after it commits. Must be the bridge
+         * the executor uses. Without one ({@link TransactionBridge#NONE}), every write is taken as committed at once:
+         * right only when no store write ever joins a transaction.
+         */
+        public Builder transactions(TransactionBridge transactions) {
+            this.transactions = Objects.requireNonNull(transactions, "transactions");
+            return this;
+        }
+
+        /** The clock records' instants are compared with: the executor's clock. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /**
+         * The longest an outcome stays cached, however long its record lives: bounds how long an operator's
+         * {@code resolve} on another node goes unseen here. Unset: until the record expires.
+         */
+        public Builder maximumAge(Duration maximumAge) {
+            Objects.requireNonNull(maximumAge, "maximumAge");
+            if (maximumAge.isNegative() || maximumAge.isZero()) {
+                throw new IllegalArgumentException("maximumAge of the pre-filter must be positive, was " + maximumAge);
+            }
+            this.maximumAge = maximumAge;
+            return this;
+        }
+
+        /** Where Caffeine runs its maintenance; the calling thread unless set (deterministic, cheap). */
+        Builder executor(Executor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        public CaffeinePrefilter build() {
+            if (store instanceof CaffeinePrefilter) {
+                throw new IllegalArgumentException("the store is already wrapped in a CaffeinePrefilter");
+            }
+            return new CaffeinePrefilter(this);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.idempotency.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * H2 2.x. A duplicate INSERT fails with SQLState 23505 without harming the transaction (H2 rolls back only the
+ * statement), so the claim is a plain INSERT whose duplicate-key error, and only that one, means "the key exists".
+ * The lock wait is H2's session setting {@code LOCK_TIMEOUT}, which H2 does not let a session read back: it is put
+ * back to H2's default, {@value #H2_DEFAULT_LOCK_TIMEOUT_MILLIS} ms, after each claim.
+ */
+final class H2Dialect extends JdbcDialect {
+
+    static final H2Dialect INSTANCE = new H2Dialect();
+
+    static final int H2_DEFAULT_LOCK_TIMEOUT_MILLIS = 1000;
+    private static final String DUPLICATE_KEY = "23505";
+    private static final int LOCK_TIMEOUT_ERROR = 50200;
+    private static final int CONCURRENT_UPDATE_ERROR = 90131;
+    private static final int DEADLOCK_ERROR = 40001;
+
+    private static final String SET_LOCK_TIMEOUT = "SET LOCK_TIMEOUT ?";
+
+    private static final Statements STATEMENTS = Statements.standard(
+            """
+            INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
+                                 created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
+            """,
+            """
+            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
+                   expires_at
+              FROM {table} WHERE key_hash = ?
+            """,
+            """
+            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? FETCH FIRST ? ROWS ONLY
+            """);
+
+    private H2Dialect() {
+    }
+
+    @Override
+    public String name() {
+        return "h2";
+    }
+
+    @Override
+    Statements statements() {
+        return STATEMENTS;
+    }
+
+    @Override
+    <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
+            throws SQLException {
+        setLockTimeout(con, atLeastOneMilli(timeout));
+        try {
+            return work.run();
+        } catch (SQLException e) {
+            if (e.getErrorCode() == LOCK_TIMEOUT_ERROR) {
+                throw new LockTimeout(e);
+            }
+            if (e.getErrorCode() == CONCURRENT_UPDATE_ERROR || e.getErrorCode() == DEADLOCK_ERROR) {
+                throw new SerializationConflict(e);
+            }
+            throw e;
+        } finally {
+            setLockTimeout(con, H2_DEFAULT_LOCK_TIMEOUT_MILLIS);
+        }
+    }
+
+    private static void setLockTimeout(Connection con, long millis) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(SET_LOCK_TIMEOUT)) {
+            ps.setLong(1, millis);
+            ps.execute();
+        }
+    }
+
+    @Override
+    boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(sql.insert())) {
+            binder.bind(ps);
+            return ps.executeUpdate() == 1;
+        } catch (SQLException e) {
+            if (DUPLICATE_KEY.equals(e.getSQLState())) {
+                // only the statement failed: H2 keeps the transaction, and the row is read next
+                return false;
+            }
+            throw e;
+        }
+    }
+}

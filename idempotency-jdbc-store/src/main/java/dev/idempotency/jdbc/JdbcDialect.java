@@ -1,0 +1,179 @@
+package dev.idempotency.jdbc;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Locale;
+
+/**
+ * The SQL of one database for {@link JdbcIdempotencyStore}. The store picks one from the JDBC metadata's product
+ * name ({@link #forProductName(String)}); {@link JdbcIdempotencyStore.Builder#dialect(JdbcDialect)} wins over that.
+ *
+ * <p>Built in: {@link #h2()}, {@link #postgresql()} and {@link #mysql()} (MySQL and MariaDB). Each ships its table as
+ * a script on the classpath, {@link #schemaLocation()}, to copy into Flyway or Liquibase migrations. The class cannot
+ * be extended outside this package: a new database gets a new store through the {@code IdempotencyStore} SPI and the
+ * store TCK.
+ */
+public abstract class JdbcDialect {
+
+    /** The placeholder for the table name in every statement of a dialect. */
+    static final String TABLE = "{table}";
+
+    /** The columns every read selects, in the order {@link JdbcIdempotencyStore} maps them. */
+    static final String COLUMNS =
+            "key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at, expires_at";
+
+    JdbcDialect() {
+    }
+
+    /** H2 2.x (tests, samples, embedded programs). */
+    public static JdbcDialect h2() {
+        return H2Dialect.INSTANCE;
+    }
+
+    /** PostgreSQL 12 or later. */
+    public static JdbcDialect postgresql() {
+        return PostgresDialect.INSTANCE;
+    }
+
+    /** MySQL 8 or later and MariaDB 10.6 or later (InnoDB). */
+    public static JdbcDialect mysql() {
+        return MySqlDialect.INSTANCE;
+    }
+
+    /**
+     * The dialect of a database, from {@link java.sql.DatabaseMetaData#getDatabaseProductName()}.
+     *
+     * @throws IllegalArgumentException if no built-in dialect supports that database
+     */
+    public static JdbcDialect forProductName(String productName) {
+        String name = productName == null ? "" : productName.toLowerCase(Locale.ROOT);
+        if (name.startsWith("h2")) {
+            return h2();
+        }
+        if (name.startsWith("postgresql")) {
+            return postgresql();
+        }
+        if (name.startsWith("mysql") || name.startsWith("mariadb")) {
+            return mysql();
+        }
+        throw new IllegalArgumentException("no idempotency JDBC dialect for database product '" + productName
+                + "'; supported: H2, PostgreSQL, MySQL, MariaDB (set one with JdbcIdempotencyStore.builder(...)"
+                + ".dialect(...), or implement IdempotencyStore for this database)");
+    }
+
+    /** A short name: {@code h2}, {@code postgresql} or {@code mysql}. */
+    public abstract String name();
+
+    /**
+     * Where the table's script is on the classpath, e.g. {@code dev/idempotency/jdbc/schema-postgresql.sql}. It
+     * creates the table under its default name, {@code idempotency_record}.
+     */
+    public final String schemaLocation() {
+        return "dev/idempotency/jdbc/schema-" + name() + ".sql";
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcDialect[" + name() + "]";
+    }
+
+    // ---- what the store needs of a database; package-private on purpose -------------------------------------------
+
+    /** Every statement, with {@link #TABLE} in place of the table name. */
+    abstract Statements statements();
+
+    /** The statements with the table name in place (validated by the store as a plain identifier). */
+    final Statements statements(String table) {
+        return statements().forTable(table);
+    }
+
+    /** How an instant is bound: as a UTC timestamp the column type stores exactly. */
+    Object timestamp(Instant instant) {
+        return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
+    }
+
+    /** Reads a timestamp column written by {@link #timestamp(Instant)}; null stays null. */
+    Instant instant(ResultSet rs, int column) throws SQLException {
+        OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
+        return t == null ? null : t.toInstant();
+    }
+
+    /**
+     * Runs {@code work} with the database's lock wait bounded by {@code timeout} (at least one millisecond, or the
+     * database's smallest unit), and the previous setting restored afterwards when the transaction goes on.
+     *
+     * @param inCallerTransaction whether {@code con} carries the caller's transaction (else a local one of the store)
+     * @throws LockTimeout when the wait ran out (the statement that waited left no effect)
+     * @throws SerializationConflict when the transaction's snapshot cannot see a row another transaction committed
+     */
+    abstract <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
+            throws SQLException;
+
+    /**
+     * Inserts the claim bound by {@code binder} without raising a duplicate-key error into the caller's transaction.
+     *
+     * @return true if the row was inserted, false if a row with that key hash exists (committed)
+     */
+    abstract boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException;
+
+    /**
+     * The statement that reads a row after a conflicting insert: it must see the latest committed version (a locking
+     * read where the isolation level would otherwise show an older snapshot).
+     */
+    String selectAfterConflict(Statements sql) {
+        return sql.select();
+    }
+
+    /** Whether a failure in the caller's transaction on this database aborts that transaction (PostgreSQL). */
+    boolean failureAbortsTransaction() {
+        return false;
+    }
+
+    // ---- shared pieces -----------------------------------------------------------------------------------------------
+
+    /** A piece of JDBC work. */
+    @FunctionalInterface
+    interface SqlWork<T> {
+        T run() throws SQLException;
+    }
+
+    /** Binds the parameters of a prepared statement. */
+    @FunctionalInterface
+    interface SqlBinder {
+        void bind(java.sql.PreparedStatement ps) throws SQLException;
+    }
+
+    /** The lock wait ran out. */
+    static final class LockTimeout extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        LockTimeout(SQLException cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
+    }
+
+    /** A snapshot-isolated transaction met a row committed after its snapshot. */
+    static final class SerializationConflict extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        SerializationConflict(SQLException cause) {
+            super(cause.getMessage(), cause, false, false);
+        }
+    }
+
+    /** Milliseconds of a timeout, at least one: zero means "wait forever" to several databases. */
+    static long atLeastOneMilli(Duration timeout) {
+        return Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+    }
+
+    /** Whole seconds of a timeout, rounded up, at least one (InnoDB's unit). */
+    static long atLeastOneSecond(Duration timeout) {
+        long seconds = timeout.getSeconds() + (timeout.getNano() > 0 ? 1 : 0);
+        return Math.max(1, Math.min(1_073_741_824L, seconds));
+    }
+}

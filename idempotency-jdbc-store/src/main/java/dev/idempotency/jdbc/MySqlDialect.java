@@ -1,0 +1,150 @@
+package dev.idempotency.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * MySQL and MariaDB (InnoDB).
+ *
+ * <p>The claim is {@code INSERT ... ON DUPLICATE KEY UPDATE} whose update changes nothing: a duplicate raises no
+ * error, and any other error still does ({@code INSERT IGNORE} would turn them into warnings). Whether the row was
+ * inserted cannot be told from the affected-rows count, which depends on the driver's {@code CLIENT_FOUND_ROWS}
+ * setting (1 for an insert, and 0 or 1 for an unchanged duplicate); so the duplicate branch also stores a token unique
+ * to this claim in a session variable, read back right after.
+ *
+ * <p>After a duplicate the row is read with {@code FOR UPDATE}, a locking read that sees the latest committed version
+ * even under REPEATABLE READ, whose plain reads would keep showing the snapshot (where the row may not exist yet).
+ *
+ * <p>The wait is {@code innodb_lock_wait_timeout}, in whole seconds (at least one), set for the session around the
+ * statement and put back after. A lock wait timeout rolls back only the statement (unless the server runs with
+ * {@code innodb_rollback_on_timeout}), so the caller's transaction stays usable.
+ *
+ * <p>{@code DATETIME(3)} has no time zone: instants are written and read as UTC {@link LocalDateTime}s, which the
+ * drivers pass through unconverted, so the session's {@code time_zone} never shifts them.
+ */
+final class MySqlDialect extends JdbcDialect {
+
+    static final MySqlDialect INSTANCE = new MySqlDialect();
+
+    private static final int ER_LOCK_WAIT_TIMEOUT = 1205;
+    private static final int ER_LOCK_DEADLOCK = 1213;
+    private static final AtomicLong CLAIM_TOKENS = new AtomicLong(System.nanoTime());
+
+    private static final String SHOW_LOCK_TIMEOUT = "SELECT @@SESSION.innodb_lock_wait_timeout";
+    private static final String SET_LOCK_TIMEOUT = "SET SESSION innodb_lock_wait_timeout = ?";
+    private static final String READ_CLAIM_TOKEN = "SELECT @idempotency_claim_token";
+
+    private static final Statements STATEMENTS = Statements.standard(
+            // ON DUPLICATE KEY UPDATE that changes nothing: no duplicate-key error, and no other error swallowed;
+            // the duplicate branch records this claim's token (last parameter) so that the conflict can be told
+            """
+            INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
+                                 created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
+            ON DUPLICATE KEY UPDATE key_hash = IF((@idempotency_claim_token := ?) IS NULL, key_hash, key_hash)
+            """,
+            """
+            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
+                   expires_at
+              FROM {table} WHERE key_hash = ? FOR UPDATE
+            """,
+            // walks the expires_at index in order, so that two nodes lock rows in the same order and queue rather
+            // than deadlock; completed rows only
+            """
+            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? ORDER BY expires_at LIMIT ?
+            """);
+
+    private MySqlDialect() {
+    }
+
+    @Override
+    public String name() {
+        return "mysql";
+    }
+
+    @Override
+    Statements statements() {
+        return STATEMENTS;
+    }
+
+    @Override
+    Object timestamp(Instant instant) {
+        return LocalDateTime.ofInstant(instant, ZoneOffset.UTC);
+    }
+
+    @Override
+    Instant instant(ResultSet rs, int column) throws SQLException {
+        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
+        return t == null ? null : t.toInstant(ZoneOffset.UTC);
+    }
+
+    @Override
+    String selectAfterConflict(Statements sql) {
+        return sql.selectLatest();
+    }
+
+    @Override
+    <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
+            throws SQLException {
+        long previous;
+        try (PreparedStatement ps = con.prepareStatement(SHOW_LOCK_TIMEOUT); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            previous = rs.getLong(1);
+        }
+        long seconds = atLeastOneSecond(timeout);
+        boolean change = seconds != previous;
+        if (change) {
+            setLockTimeout(con, seconds);
+        }
+        try {
+            return work.run();
+        } catch (SQLException e) {
+            if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
+                throw new LockTimeout(e);
+            }
+            if (isDeadlock(e)) {
+                // InnoDB rolled the whole transaction back: only a new transaction can go on
+                throw new SerializationConflict(e);
+            }
+            throw e;
+        } finally {
+            if (change) {
+                setLockTimeout(con, previous);
+            }
+        }
+    }
+
+    private static void setLockTimeout(Connection con, long seconds) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(SET_LOCK_TIMEOUT)) {
+            ps.setLong(1, seconds);
+            ps.execute();
+        }
+    }
+
+    @Override
+    boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException {
+        long token = CLAIM_TOKENS.incrementAndGet();
+        try (PreparedStatement ps = con.prepareStatement(sql.insert())) {
+            binder.bind(ps);
+            ps.setLong(9, token);
+            ps.executeUpdate();
+        }
+        try (PreparedStatement ps = con.prepareStatement(READ_CLAIM_TOKEN); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            long seen = rs.getLong(1);
+            return rs.wasNull() || seen != token;
+        }
+    }
+
+    /** Whether an error is an InnoDB deadlock, after which the whole transaction was rolled back. */
+    static boolean isDeadlock(SQLException e) {
+        return e.getErrorCode() == ER_LOCK_DEADLOCK;
+    }
+}

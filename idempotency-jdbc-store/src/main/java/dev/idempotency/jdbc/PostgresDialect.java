@@ -1,0 +1,126 @@
+package dev.idempotency.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.time.Duration;
+
+/**
+ * PostgreSQL. Any failed statement aborts the whole transaction there, so nothing the store does in the caller's
+ * transaction may fail for an expected reason: the claim is {@code INSERT ... ON CONFLICT DO NOTHING} (a duplicate
+ * raises no error), and the statements that may wait on another transaction run inside a savepoint, so that a lock
+ * timeout or a serialization failure rolls back to the savepoint only and the caller's transaction stays usable.
+ * The wait is {@code lock_timeout}, set transaction-locally ({@code set_config(..., true)}) and put back afterwards.
+ */
+final class PostgresDialect extends JdbcDialect {
+
+    static final PostgresDialect INSTANCE = new PostgresDialect();
+
+    private static final String LOCK_NOT_AVAILABLE = "55P03";
+    private static final String SERIALIZATION_FAILURE = "40001";
+
+    private static final String SHOW_LOCK_TIMEOUT = "SELECT current_setting('lock_timeout')";
+    private static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
+
+    private static final Statements STATEMENTS = Statements.standard(
+            // ON CONFLICT DO NOTHING: a duplicate is no error, so the caller's transaction is never aborted by one;
+            // it still waits for an uncommitted conflicting row, then inserts (that transaction rolled back) or not
+            """
+            INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
+                                 created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
+            ON CONFLICT (key_hash) DO NOTHING
+            """,
+            // READ COMMITTED: a new statement sees the row that made the insert do nothing. Under REPEATABLE READ
+            // such a row committed after the snapshot makes the insert itself fail (40001), never this read
+            """
+            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
+                   expires_at
+              FROM {table} WHERE key_hash = ?
+            """,
+            // SKIP LOCKED: nodes purging at once take disjoint batches instead of queueing on each other's rows
+            """
+            DELETE FROM {table}
+             WHERE key_hash IN (SELECT key_hash FROM {table}
+                                 WHERE status = 'COMPLETED' AND expires_at <= ?
+                                 ORDER BY expires_at
+                                 LIMIT ?
+                                 FOR UPDATE SKIP LOCKED)
+            """);
+
+    private PostgresDialect() {
+    }
+
+    @Override
+    public String name() {
+        return "postgresql";
+    }
+
+    @Override
+    Statements statements() {
+        return STATEMENTS;
+    }
+
+    @Override
+    boolean failureAbortsTransaction() {
+        return true;
+    }
+
+    @Override
+    <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
+            throws SQLException {
+        String previous = inCallerTransaction ? showLockTimeout(con) : null;
+        Savepoint savepoint = inCallerTransaction ? con.setSavepoint() : null;
+        try {
+            setLockTimeout(con, atLeastOneMilli(timeout) + "ms");
+            T result = work.run();
+            if (savepoint != null) {
+                // the transaction goes on: give it back its own lock_timeout
+                setLockTimeout(con, previous);
+                con.releaseSavepoint(savepoint);
+            }
+            return result;
+        } catch (SQLException e) {
+            if (savepoint != null) {
+                // undoes the failed statement and the lock_timeout change, and un-aborts the caller's transaction
+                con.rollback(savepoint);
+            }
+            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
+                throw new LockTimeout(e);
+            }
+            if (SERIALIZATION_FAILURE.equals(e.getSQLState())) {
+                throw new SerializationConflict(e);
+            }
+            throw e;
+        } catch (RuntimeException e) {
+            if (savepoint != null) {
+                con.rollback(savepoint);
+            }
+            throw e;
+        }
+    }
+
+    private static String showLockTimeout(Connection con) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(SHOW_LOCK_TIMEOUT); ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    private static void setLockTimeout(Connection con, String value) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(SET_LOCK_TIMEOUT)) {
+            ps.setString(1, value);
+            ps.executeQuery().close();
+        }
+    }
+
+    @Override
+    boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(sql.insert())) {
+            binder.bind(ps);
+            return ps.executeUpdate() == 1;
+        }
+    }
+}

@@ -1,0 +1,20 @@
+-- The idempotency table for MariaDB (10.6+) and MySQL (8.0+), InnoDB. Copy into your migrations; to use another
+-- table name, replace every "idempotency_record" below (the index name included) and pass the name to
+-- JdbcIdempotencyStore.builder().tableName().
+-- key_hash is SHA-256(operation, scope, NFC(key)) as BINARY(32): no collation, case-folding or trailing-space rule
+-- can merge two keys. The readable key is utf8mb4 with a binary collation, so any key is stored as sent.
+-- DATETIME(3) holds UTC: the store writes and reads it as UTC explicitly, whatever the session's time_zone.
+CREATE TABLE idempotency_record (
+    key_hash    BINARY(32)   NOT NULL,
+    operation   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    idem_key    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    fingerprint BINARY(32)   NOT NULL,
+    tier        VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    status      VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    result      LONGBLOB,
+    lease_until DATETIME(3),
+    created_at  DATETIME(3)  NOT NULL,
+    expires_at  DATETIME(3)  NOT NULL,
+    PRIMARY KEY (key_hash),
+    INDEX idempotency_record_expires_at (expires_at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

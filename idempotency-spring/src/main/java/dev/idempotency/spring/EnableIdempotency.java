@@ -1,0 +1,56 @@
+package dev.idempotency.spring;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.Ordered;
+
+/**
+ * Turns on {@link dev.idempotency.Idempotent} for the beans of this application context. Put it on a
+ * {@code @Configuration} class beside an {@link dev.idempotency.store.IdempotencyStore} bean:
+ *
+ * <pre>{@code
+ * @Configuration
+ * @EnableTransactionManagement
+ * @EnableIdempotency
+ * class AppConfig {
+ *     @Bean
+ *     IdempotencyStore idempotencyStore(DataSource dataSource) {
+ *         return JdbcIdempotencyStore.builder(dataSource).build();
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>It registers, unless the context already has them:
+ * <ul>
+ *   <li>an {@link dev.idempotency.IdempotentExecutor} bean built from the context's {@code IdempotencyStore} and,
+ *       where present (one bean of the type), its {@code ResultCodec}, Jackson {@code JsonMapper},
+ *       {@code IdempotencyScope}, {@code ConfirmationGate} and {@code java.time.Clock}, every
+ *       {@code IdempotencyListener} bean, and {@link SpringTransactionBridge}. Declare your own
+ *       {@code IdempotentExecutor} bean to replace it;</li>
+ *   <li>the {@link IdempotentAspect}, with the context's {@link KeyResolver} bean if there is one (that is how key
+ *       expressions opt in to type, constructor or bean references), or the restricted default;</li>
+ *   <li>AspectJ-annotation auto-proxying ({@code @EnableAspectJAutoProxy}, interface proxies where a bean has
+ *       interfaces, as Spring does by default).</li>
+ * </ul>
+ *
+ * <p>At startup it checks that every transaction advisor ({@code @EnableTransactionManagement}) runs outside the
+ * aspect, and fails with a message saying which orders to change if one does not: the claim must be written in the
+ * method's own transaction.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.TYPE)
+@Import(IdempotencyConfiguration.class)
+public @interface EnableIdempotency {
+
+    /**
+     * The order of {@link IdempotentAspect} among other advice; a lower value runs further outside. Must not be lower
+     * than the transaction advisor's order ({@code @EnableTransactionManagement(order = ...)}, by default also
+     * {@link Ordered#LOWEST_PRECEDENCE}).
+     */
+    int order() default Ordered.LOWEST_PRECEDENCE;
+}

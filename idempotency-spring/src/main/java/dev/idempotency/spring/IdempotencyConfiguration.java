@@ -1,0 +1,141 @@
+package dev.idempotency.spring;
+
+import dev.idempotency.ConfirmationGate;
+import dev.idempotency.IdempotencyListener;
+import dev.idempotency.IdempotencyScope;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.codec.ResultCodec;
+import dev.idempotency.store.IdempotencyStore;
+import java.time.Clock;
+import java.util.Map;
+import org.springframework.beans.BeansException;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.AbstractBeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
+import org.springframework.beans.factory.support.RootBeanDefinition;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.EnableAspectJAutoProxy;
+import org.springframework.context.annotation.ImportAware;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotationAttributes;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What {@link EnableIdempotency} imports. Usable on its own (an auto-configuration may import it): without the
+ * annotation's attributes it uses their defaults.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableAspectJAutoProxy
+class IdempotencyConfiguration implements ImportAware {
+
+    /** The name of the executor bean registered when the context has none. */
+    static final String EXECUTOR_BEAN_NAME = "idempotentExecutor";
+
+    private int order = Ordered.LOWEST_PRECEDENCE;
+
+    @Override
+    public void setImportMetadata(AnnotationMetadata importMetadata) {
+        AnnotationAttributes attributes = AnnotationAttributes.fromMap(
+                importMetadata.getAnnotationAttributes(EnableIdempotency.class.getName()));
+        if (attributes != null) {
+            this.order = attributes.getNumber("order").intValue();
+        }
+    }
+
+    @Bean
+    IdempotentAspect idempotentAspect(IdempotentExecutor executor, ObjectProvider<KeyResolver> keyResolver) {
+        IdempotentAspect aspect = new IdempotentAspect(executor, keyResolver.getIfUnique(KeyResolver::create));
+        aspect.setOrder(order);
+        return aspect;
+    }
+
+    /** Registers the default executor only if no {@code IdempotentExecutor} bean is defined by then. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanDefinitionRegistryPostProcessor idempotentExecutorRegistrar() {
+        return new ExecutorRegistrar();
+    }
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static SmartInitializingSingleton idempotencyOrderCheck(ListableBeanFactory beanFactory) {
+        return () -> checkOrder(beanFactory);
+    }
+
+    /**
+     * Builds the default executor from the context's beans (the factory method of the bean the registrar adds).
+     *
+     * @throws IllegalStateException if the context has no {@code IdempotencyStore} bean
+     */
+    static IdempotentExecutor defaultExecutor(ObjectProvider<IdempotencyStore> store,
+            ObjectProvider<ResultCodec> codec, ObjectProvider<JsonMapper> mapper, ObjectProvider<IdempotencyScope> scope,
+            ObjectProvider<ConfirmationGate> gate, ObjectProvider<IdempotencyListener> listeners,
+            ObjectProvider<Clock> clock) {
+        IdempotencyStore theStore = store.getIfAvailable();
+        if (theStore == null) {
+            throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean, such as "
+                    + "JdbcIdempotencyStore.builder(dataSource).build() (or new InMemoryIdempotencyStore() in tests), "
+                    + "or an IdempotentExecutor bean of your own");
+        }
+        IdempotentExecutor.Builder builder = IdempotentExecutor.builder(theStore)
+                .transactions(SpringTransactionBridge.INSTANCE);
+        codec.ifUnique(builder::codec);
+        mapper.ifUnique(builder::jsonMapper);
+        scope.ifUnique(builder::scope);
+        gate.ifUnique(builder::confirmationGate);
+        clock.ifUnique(builder::clock);
+        listeners.orderedStream().forEach(builder::listener);
+        return builder.build();
+    }
+
+    private static void checkOrder(ListableBeanFactory beanFactory) {
+        Map<String, IdempotentAspect> aspects = beanFactory.getBeansOfType(IdempotentAspect.class, false, false);
+        Map<String, BeanFactoryTransactionAttributeSourceAdvisor> advisors =
+                beanFactory.getBeansOfType(BeanFactoryTransactionAttributeSourceAdvisor.class, false, false);
+        for (Map.Entry<String, IdempotentAspect> aspect : aspects.entrySet()) {
+            for (Map.Entry<String, BeanFactoryTransactionAttributeSourceAdvisor> advisor : advisors.entrySet()) {
+                if (advisor.getValue().getOrder() > aspect.getValue().getOrder()) {
+                    throw new IllegalStateException("The transaction advisor '" + advisor.getKey() + "' has order "
+                            + advisor.getValue().getOrder() + ", higher than the order " + aspect.getValue().getOrder()
+                            + " of the idempotency aspect '" + aspect.getKey() + "': @Transactional would run inside "
+                            + "@Idempotent, and the claim of a key would not be written in the method's transaction. "
+                            + "Give @EnableTransactionManagement(order = ...) a value lower than, or equal to, "
+                            + "@EnableIdempotency(order = ...).");
+                }
+            }
+        }
+    }
+
+    private static final class ExecutorRegistrar implements BeanDefinitionRegistryPostProcessor {
+
+        @Override
+        public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) throws BeansException {
+            // runs after every @Configuration class is parsed, so a user's own executor bean is already defined
+            if (registry instanceof ListableBeanFactory factory
+                    && factory.getBeanNamesForType(IdempotentExecutor.class, true, false).length > 0) {
+                return;
+            }
+            if (registry.containsBeanDefinition(EXECUTOR_BEAN_NAME)) {
+                return;
+            }
+            RootBeanDefinition definition = new RootBeanDefinition(IdempotencyConfiguration.class);
+            definition.setFactoryMethodName("defaultExecutor");
+            definition.setAutowireMode(AbstractBeanDefinition.AUTOWIRE_CONSTRUCTOR);
+            definition.setTargetType(IdempotentExecutor.class);
+            registry.registerBeanDefinition(EXECUTOR_BEAN_NAME, definition);
+        }
+
+        @Override
+        public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
+        }
+    }
+}

@@ -1,0 +1,256 @@
+package dev.idempotency.spring;
+
+import dev.idempotency.IdempotencyIgnore;
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResultType;
+import dev.idempotency.Tier;
+import dev.idempotency.internal.Durations;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.Parameter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.stream.Collectors;
+import org.aspectj.lang.ProceedingJoinPoint;
+import org.aspectj.lang.annotation.Around;
+import org.aspectj.lang.annotation.Aspect;
+import org.aspectj.lang.reflect.MethodSignature;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+/**
+ * Applies {@link Idempotent} to Spring beans: evaluates the key, then lets {@link IdempotentExecutor} claim it, run the
+ * method or replay its recorded result. {@code @EnableIdempotency} registers it; it works on JDK interface proxies
+ * and CGLIB class proxies alike (the annotation goes on the implementation's method).
+ *
+ * <p><b>Ordering.</b> The aspect has {@link Ordered#LOWEST_PRECEDENCE} by default, so that it runs <em>inside</em> a
+ * {@code @Transactional} on the same method: the claim of the key is written in that transaction and commits or
+ * rolls back with the method's own writes. (With equal orders, Spring applies advisor beans such as the transaction
+ * advisor outside {@code @Aspect} advice.) Retry advice belongs outside both.
+ *
+ * <p>Per method, everything is worked out once at its first call and cached: the {@link IdempotentOperation}, the
+ * parsed key expression, the compensation method. A misconfigured annotation (a bad {@code ttl}, a missing
+ * {@code compensate} method, a key expression that does not parse) fails that first call with a message naming the
+ * method, and the method does not run.
+ */
+@Aspect
+public class IdempotentAspect implements Ordered {
+
+    private final IdempotentExecutor executor;
+    private final KeyResolver keys;
+    private final ConcurrentMap<MethodClassKey, Descriptor> descriptors = new ConcurrentHashMap<>();
+    private int order = Ordered.LOWEST_PRECEDENCE;
+
+    /** An aspect with the restricted {@link KeyResolver#create() KeyResolver}. */
+    public IdempotentAspect(IdempotentExecutor executor) {
+        this(executor, KeyResolver.create());
+    }
+
+    /** An aspect whose key expressions are evaluated by {@code keys}. */
+    public IdempotentAspect(IdempotentExecutor executor, KeyResolver keys) {
+        this.executor = Objects.requireNonNull(executor, "executor");
+        this.keys = Objects.requireNonNull(keys, "keys");
+    }
+
+    /** The advice: runs the annotated method at most once per key. */
+    @Around("@annotation(dev.idempotency.Idempotent)")
+    public @Nullable Object around(ProceedingJoinPoint pjp) throws Throwable {
+        Object target = pjp.getTarget();
+        Method invoked = ((MethodSignature) pjp.getSignature()).getMethod();
+        Class<?> targetClass = target != null ? ClassUtils.getUserClass(target) : invoked.getDeclaringClass();
+        Descriptor d = descriptor(invoked, targetClass);
+        if (d.operation.tier() == Tier.READ_ONLY) {
+            return pjp.proceed();
+        }
+        Object[] args = pjp.getArgs();
+        String key = d.key.resolve(args);
+        IdempotentExecutor.Compensation<Object> compensation = d.compensation == null ? null
+                : result -> d.compensation.invoke(pjp.getThis(), target, args, result);
+        return executor.execute(d.operation, key, args, pjp::proceed, compensation);
+    }
+
+    private Descriptor descriptor(Method invoked, Class<?> targetClass) {
+        MethodClassKey cacheKey = new MethodClassKey(invoked, targetClass);
+        Descriptor d = descriptors.get(cacheKey);
+        if (d == null) {
+            // built outside the map's lock: a failure is not cached, and a race builds it twice, harmlessly
+            d = describe(invoked, targetClass);
+            Descriptor raced = descriptors.putIfAbsent(cacheKey, d);
+            if (raced != null) {
+                d = raced;
+            }
+        }
+        return d;
+    }
+
+    private Descriptor describe(Method invoked, Class<?> targetClass) {
+        Method method = AopUtils.getMostSpecificMethod(invoked, targetClass);
+        Idempotent ann = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
+        if (ann == null) {
+            ann = AnnotatedElementUtils.findMergedAnnotation(invoked, Idempotent.class);
+        }
+        if (ann == null) {
+            throw new IllegalStateException("no @Idempotent on " + signature(method));
+        }
+        String signature = signature(method);
+        String description = ann.tier() == Tier.READ_ONLY ? signature
+                : signature + " key \"" + ann.key() + "\"";
+        String name = ann.operation().isBlank()
+                ? method.getDeclaringClass().getSimpleName() + "." + method.getName()
+                : ann.operation().trim();
+        IdempotentOperation<Object> operation = IdempotentOperation
+                .builder(name, ann.tier(), ResultType.ofType(method.getGenericReturnType()))
+                .ttl(Durations.parse(ann.ttl(), "ttl of " + signature))
+                .lockTimeout(Durations.parse(ann.lockTimeout(), "lockTimeout of " + signature))
+                .ignoredArguments(ignored(method, invoked))
+                .description(description)
+                .build();
+        if (ann.tier() == Tier.READ_ONLY) {
+            return new Descriptor(operation, null, null);
+        }
+        KeyResolver.Key key = keys.compile(method, ann.key(), description);
+        Compensator compensation = null;
+        if (!ann.compensate().isBlank()) {
+            if (ann.tier() != Tier.REVERSIBLE) {
+                throw new IllegalStateException(signature + ": compensate = \"" + ann.compensate()
+                        + "\" needs tier = REVERSIBLE, the tier is " + ann.tier());
+            }
+            compensation = Compensator.find(targetClass, method, ann.compensate().trim(), signature);
+        }
+        executor.prepare(operation);
+        return new Descriptor(operation, key, compensation);
+    }
+
+    private static int[] ignored(Method method, Method invoked) {
+        Parameter[] specific = method.getParameters();
+        Parameter[] declared = invoked.getParameters();
+        List<Integer> positions = new ArrayList<>();
+        for (int i = 0; i < specific.length; i++) {
+            if (specific[i].isAnnotationPresent(IdempotencyIgnore.class)
+                    || (i < declared.length && declared[i].isAnnotationPresent(IdempotencyIgnore.class))) {
+                positions.add(i);
+            }
+        }
+        return positions.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** {@code OrderService.createOrder(String, OrderRequest)}. */
+    static String signature(Method method) {
+        return method.getDeclaringClass().getSimpleName() + "." + method.getName()
+                + Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName)
+                        .collect(Collectors.joining(", ", "(", ")"));
+    }
+
+    @Override
+    public int getOrder() {
+        return order;
+    }
+
+    /**
+     * Where the advice sits among other advice: a lower value runs further outside. Keep it higher than (or equal
+     * to) the transaction advisor's order, so that it runs inside the method's transaction.
+     */
+    public void setOrder(int order) {
+        this.order = order;
+    }
+
+    @Override
+    public String toString() {
+        return "IdempotentAspect[order=" + order + ", " + keys + "]";
+    }
+
+    /** What one method needs at every call, worked out once. */
+    private record Descriptor(IdempotentOperation<Object> operation, KeyResolver.@Nullable Key key,
+            @Nullable Compensator compensation) {
+    }
+
+    /** The {@code compensate} method of one idempotent method, and how to call it. */
+    private record Compensator(Method method, boolean withResult) {
+
+        static Compensator find(Class<?> targetClass, Method idempotent, String name, String signature) {
+            Class<?>[] params = idempotent.getParameterTypes();
+            Class<?> resultType = idempotent.getReturnType();
+            Method plain = null;
+            Method withResult = null;
+            List<Method> named = new ArrayList<>();
+            for (Method m : ReflectionUtils.getUniqueDeclaredMethods(targetClass, m -> m.getName().equals(name))) {
+                named.add(m);
+                Class<?>[] p = m.getParameterTypes();
+                if (Modifier.isStatic(m.getModifiers())) {
+                    continue;
+                }
+                if (Arrays.equals(p, params)) {
+                    plain = m;
+                } else if (p.length == params.length + 1 && resultType != void.class
+                        && Arrays.equals(Arrays.copyOf(p, params.length), params)
+                        && ClassUtils.isAssignable(p[params.length], resultType)) {
+                    withResult = m;
+                }
+            }
+            Method found = withResult != null ? withResult : plain;
+            if (found == null) {
+                String wanted = Arrays.stream(params).map(Class::getSimpleName).collect(Collectors.joining(", "));
+                String expected = name + "(" + wanted + ")" + (resultType == void.class ? ""
+                        : " or " + name + "(" + wanted + (wanted.isEmpty() ? "" : ", ")
+                                + resultType.getSimpleName() + ")");
+                String seen = named.isEmpty() ? "there is no method of that name"
+                        : "found only " + named.stream().map(IdempotentAspect::signature)
+                                .collect(Collectors.joining(", "));
+                throw new IllegalStateException(signature + ": compensate = \"" + name + "\" needs an instance method "
+                        + expected + " on " + targetClass.getSimpleName() + "; " + seen);
+            }
+            ReflectionUtils.makeAccessible(found);
+            return new Compensator(found, withResult != null);
+        }
+
+        /**
+         * Calls the compensation through the proxy when it can (so that its own {@code @Transactional}, say
+         * {@code REQUIRES_NEW}, applies), otherwise on the target.
+         */
+        void invoke(Object proxy, Object target, Object[] args, @Nullable Object result) throws Exception {
+            Object[] callArgs = args;
+            if (withResult) {
+                callArgs = Arrays.copyOf(args, args.length + 1);
+                callArgs[args.length] = result;
+            }
+            Object receiver = target;
+            Method m = method;
+            int mod = method.getModifiers();
+            if (proxy != null && !Modifier.isPrivate(mod) && !Modifier.isFinal(mod)) {
+                if (method.getDeclaringClass().isInstance(proxy)) {
+                    receiver = proxy;
+                } else {
+                    Method iface = ClassUtils.getInterfaceMethodIfPossible(method, target.getClass());
+                    if (iface.getDeclaringClass().isInstance(proxy)) {
+                        receiver = proxy;
+                        m = iface;
+                    }
+                }
+            }
+            try {
+                m.invoke(receiver, callArgs);
+            } catch (InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof Exception ex) {
+                    throw ex;
+                }
+                if (cause instanceof Error error) {
+                    throw error;
+                }
+                throw e;
+            }
+        }
+    }
+}

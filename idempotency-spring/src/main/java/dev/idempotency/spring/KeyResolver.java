@@ -1,0 +1,327 @@
+package dev.idempotency.spring;
+
+import dev.idempotency.IdempotencyKeyException;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.expression.AccessException;
+import org.springframework.expression.BeanResolver;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.TypeLocator;
+import org.springframework.expression.spel.SpelEvaluationException;
+import org.springframework.expression.spel.SpelMessage;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.SpelParserConfiguration;
+import org.springframework.expression.spel.ast.Assign;
+import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.ast.ConstructorReference;
+import org.springframework.expression.spel.ast.FunctionReference;
+import org.springframework.expression.spel.ast.OpDec;
+import org.springframework.expression.spel.ast.OpInc;
+import org.springframework.expression.spel.ast.TypeReference;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.DataBindingMethodResolver;
+import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
+import org.springframework.expression.spel.support.ReflectiveMethodResolver;
+import org.springframework.expression.spel.support.SimpleEvaluationContext;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
+import org.springframework.expression.spel.support.StandardTypeLocator;
+
+/**
+ * Turns the SpEL {@code key} of an {@link dev.idempotency.Idempotent} method into the idempotency key of one call.
+ * Each expression is parsed once per method ({@link #compile}); every call only evaluates it.
+ *
+ * <h2>What an expression may use</h2>
+ * <ul>
+ *   <li>the parameters by name ({@code #approvalNo}; needs {@code javac -parameters}), by position ({@code #p0},
+ *       {@code #a0}), and {@code #root.args};</li>
+ *   <li>read-only properties and public instance methods of the arguments: {@code #request.customerId} and
+ *       {@code #request.customerId()} both work on a record, {@code #order.lines[0].sku} on a POJO;</li>
+ *   <li>literals and operators: {@code 'APPROVAL:' + #approvalNo + ':MAIN'}.</li>
+ * </ul>
+ * By default ({@link #create()}) an expression reaches nothing else: no type references ({@code T(java.lang.Runtime)}),
+ * no constructors ({@code new java.io.File('x')}), no bean references ({@code @orders}), no static methods, no
+ * methods of {@code Object}, {@code Class} or class loaders, no assignment. Such an expression is refused with
+ * {@link IdempotencyKeyException} when the method is first called. A key expression is code written by the
+ * application's developers, never input; the restriction is a second line of defence. To opt in, declare a
+ * {@code KeyResolver} bean built with {@link Builder#allowTypeReferences()}, {@link Builder#allowConstructors()} or
+ * {@link Builder#allowBeanReferences(BeanFactory)}; {@code @EnableIdempotency} uses it.
+ *
+ * <h2>What a key is</h2>
+ * The expression's value, converted with {@code toString()} when it is not a {@code String} (a {@code Long} order
+ * number is fine). Null, empty or blank: {@link IdempotencyKeyException} naming the method and the expression, and
+ * the method does not run. An expression that fails (an unknown property, a method that throws, navigation through
+ * null) is an {@link IdempotencyKeyException} naming the method, the expression and the cause.
+ *
+ * <p>Expressions are interpreted, not compiled to bytecode: Spring 7 turns SpEL compilation off for the restricted
+ * {@code SimpleEvaluationContext}, and evaluating a key costs microseconds next to the store's round trip.
+ *
+ * <p>Thread-safe and immutable.
+ */
+public final class KeyResolver {
+
+    private static final ParameterNameDiscoverer PARAMETER_NAMES = new DefaultParameterNameDiscoverer();
+
+    private final SpelExpressionParser parser = new SpelExpressionParser(new SpelParserConfiguration(false, false));
+    private final boolean typeReferences;
+    private final boolean constructors;
+    private final @Nullable BeanFactory beanFactory;
+
+    private KeyResolver(Builder b) {
+        this.typeReferences = b.typeReferences;
+        this.constructors = b.constructors;
+        this.beanFactory = b.beanFactory;
+    }
+
+    /** The restricted resolver: parameters, their read-only properties and instance methods, nothing else. */
+    public static KeyResolver create() {
+        return builder().build();
+    }
+
+    /** Starts a resolver that opts in to more of SpEL. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Parses {@code expression} for {@code method}, once, and checks it uses only what this resolver allows.
+     *
+     * @param method      the annotated method (its parameter names become variables)
+     * @param expression  the SpEL key expression
+     * @param description how messages name the method and the expression
+     * @return the key of each call
+     * @throws IdempotencyKeyException if the expression is blank, does not parse, uses something not allowed, or
+     *                                 names a variable that is not a parameter
+     */
+    public Key compile(Method method, String expression, String description) {
+        Objects.requireNonNull(method, "method");
+        Objects.requireNonNull(description, "description");
+        if (expression == null || expression.isBlank()) {
+            throw new IdempotencyKeyException(description + ": the key expression is blank; a writing tier needs a "
+                    + "key, such as key = \"'ORDER:' + #orderNo\"");
+        }
+        SpelExpression parsed;
+        try {
+            parsed = (SpelExpression) parser.parseExpression(expression);
+        } catch (ParseException e) {
+            throw new IdempotencyKeyException(description + ": the key expression does not parse: "
+                    + e.getMessage(), e);
+        }
+        String[] names = parameterNames(method);
+        Set<String> variables = new LinkedHashSet<>();
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            if (names != null) {
+                variables.add(names[i]);
+            }
+            variables.add("p" + i);
+            variables.add("a" + i);
+        }
+        check(parsed.getAST(), variables, names != null, description);
+        return new Key(this, parsed, names, description, method.getDeclaringClass().getClassLoader());
+    }
+
+    private static String @Nullable [] parameterNames(Method method) {
+        String[] names = PARAMETER_NAMES.getParameterNames(method);
+        return names != null && names.length == method.getParameterCount() ? names : null;
+    }
+
+    /** Refuses, up front and with a clear message, what the evaluation context would refuse at every call. */
+    private void check(SpelNode node, Set<String> variables, boolean namesKnown, String description) {
+        String refused = null;
+        if (node instanceof TypeReference && !typeReferences) {
+            refused = "type references such as T(...) are not allowed in a key expression";
+        } else if (node instanceof ConstructorReference && !constructors) {
+            refused = "constructors (new ...) are not allowed in a key expression";
+        } else if (node instanceof BeanReference && beanFactory == null) {
+            refused = "bean references (@name) are not allowed in a key expression";
+        } else if (node instanceof Assign || node instanceof OpInc || node instanceof OpDec) {
+            refused = "a key expression may not assign";
+        } else if (node instanceof FunctionReference) {
+            refused = "a key expression has no functions to call";
+        } else if (node instanceof VariableReference) {
+            String name = node.toStringAST().substring(1);
+            if (!name.equals("root") && !name.equals("this") && !variables.contains(name)) {
+                refused = "#" + name + " is not a parameter; the parameters are " + variables
+                        + (namesKnown ? "" : " (compile with javac -parameters to use parameter names)");
+            }
+        }
+        if (refused != null) {
+            String optIn = node instanceof VariableReference || node instanceof Assign || node instanceof OpInc
+                    || node instanceof OpDec || node instanceof FunctionReference ? ""
+                    : " (opt in with a KeyResolver bean, see KeyResolver.builder())";
+            throw new IdempotencyKeyException(description + ": " + refused + optIn + ": '" + node.toStringAST()
+                    + "'");
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            check(node.getChild(i), variables, namesKnown, description);
+        }
+    }
+
+    private EvaluationContext context(Root root, ClassLoader classLoader) {
+        if (!typeReferences && !constructors && beanFactory == null) {
+            return SimpleEvaluationContext.forReadOnlyDataBinding()
+                    .withInstanceMethods()
+                    .withAssignmentDisabled()
+                    .withRootObject(root)
+                    .build();
+        }
+        StandardEvaluationContext context = new StandardEvaluationContext(root);
+        context.setPropertyAccessors(List.of(DataBindingPropertyAccessor.forReadOnlyAccess()));
+        context.setMethodResolvers(List.of(typeReferences ? new ReflectiveMethodResolver()
+                : DataBindingMethodResolver.forInstanceMethodInvocation()));
+        context.setTypeLocator(typeReferences ? new StandardTypeLocator(classLoader) : NO_TYPES);
+        if (!constructors) {
+            context.setConstructorResolvers(new ArrayList<>());
+        }
+        if (beanFactory != null) {
+            context.setBeanResolver(new BeanFactoryResolver(beanFactory));
+        } else {
+            context.setBeanResolver(NO_BEANS);
+        }
+        return context;
+    }
+
+    private static final TypeLocator NO_TYPES = typeName -> {
+        throw new SpelEvaluationException(SpelMessage.TYPE_NOT_FOUND, typeName);
+    };
+
+    private static final BeanResolver NO_BEANS = (context, beanName) -> {
+        throw new AccessException("bean references are not allowed in a key expression");
+    };
+
+    @Override
+    public String toString() {
+        return "KeyResolver[typeReferences=" + typeReferences + ", constructors=" + constructors
+                + ", beanReferences=" + (beanFactory != null) + "]";
+    }
+
+    /**
+     * The root object of a key expression: {@code #root.args} are the call's arguments.
+     *
+     * @param args the arguments of the call
+     */
+    public record Root(Object[] args) {
+        /** The arguments of the call, for {@code #root.args}. */
+        @Override
+        public Object[] args() {
+            return args;
+        }
+
+        /** The same, as a bean property. */
+        public Object[] getArgs() {
+            return args;
+        }
+    }
+
+    /** One method's parsed key expression: evaluate it for each call with {@link #resolve(Object[])}. */
+    public static final class Key {
+        private final KeyResolver resolver;
+        private final SpelExpression expression;
+        private final String @Nullable [] names;
+        private final String description;
+        private final ClassLoader classLoader;
+
+        private Key(KeyResolver resolver, SpelExpression expression, String @Nullable [] names, String description,
+                @Nullable ClassLoader classLoader) {
+            this.resolver = resolver;
+            this.expression = expression;
+            this.names = names;
+            this.description = description;
+            this.classLoader = classLoader != null ? classLoader : KeyResolver.class.getClassLoader();
+        }
+
+        /** The expression as written. */
+        public String expression() {
+            return expression.getExpressionString();
+        }
+
+        /**
+         * Evaluates the key of one call.
+         *
+         * @param args the call's arguments, in parameter order
+         * @return the key: never null or blank
+         * @throws IdempotencyKeyException naming the method and the expression, if the value is null, empty or blank,
+         *                                 or the evaluation failed (with the cause)
+         */
+        public String resolve(Object[] args) {
+            Object[] arguments = args == null ? new Object[0] : args;
+            EvaluationContext context = resolver.context(new Root(arguments), classLoader);
+            for (int i = 0; i < arguments.length; i++) {
+                if (names != null) {
+                    context.setVariable(names[i], arguments[i]);
+                }
+                context.setVariable("p" + i, arguments[i]);
+                context.setVariable("a" + i, arguments[i]);
+            }
+            Object value;
+            try {
+                value = expression.getValue(context);
+            } catch (EvaluationException e) {
+                throw new IdempotencyKeyException(description + ": the key expression failed: " + e.getMessage(), e);
+            } catch (RuntimeException e) {
+                // a method called by the expression threw: SpEL passes runtime exceptions through unwrapped
+                throw new IdempotencyKeyException(description + ": the key expression failed: " + e, e);
+            }
+            if (value == null) {
+                throw new IdempotencyKeyException(description + ": the key is null");
+            }
+            String key = value instanceof String s ? s : value.toString();
+            if (key == null || key.isEmpty()) {
+                throw new IdempotencyKeyException(description + ": the key is empty");
+            }
+            if (key.isBlank()) {
+                throw new IdempotencyKeyException(description + ": the key is blank");
+            }
+            return key;
+        }
+
+        @Override
+        public String toString() {
+            return "Key[" + expression() + "]";
+        }
+    }
+
+    /** Builds a {@link KeyResolver} that opts in to more of SpEL than the restricted default. */
+    public static final class Builder {
+        private boolean typeReferences;
+        private boolean constructors;
+        private @Nullable BeanFactory beanFactory;
+
+        private Builder() {
+        }
+
+        /** Allows {@code T(...)} type references and static methods. */
+        public Builder allowTypeReferences() {
+            this.typeReferences = true;
+            return this;
+        }
+
+        /** Allows {@code new ...} constructors. */
+        public Builder allowConstructors() {
+            this.constructors = true;
+            return this;
+        }
+
+        /** Allows {@code @beanName} references, resolved in {@code beanFactory}. */
+        public Builder allowBeanReferences(BeanFactory beanFactory) {
+            this.beanFactory = Objects.requireNonNull(beanFactory, "beanFactory");
+            return this;
+        }
+
+        public KeyResolver build() {
+            return new KeyResolver(this);
+        }
+    }
+}

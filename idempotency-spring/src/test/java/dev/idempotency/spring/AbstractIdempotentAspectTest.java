@@ -1,0 +1,259 @@
+package dev.idempotency.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.IdempotencyKeyException;
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.internal.Keys;
+import dev.idempotency.spring.PaymentGateway.PaymentReceipt;
+import dev.idempotency.store.IdempotencyRecord;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.NullSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * What a user relies on when calling an {@code @Idempotent} Spring bean, run once per store: each subclass supplies
+ * the {@code IdempotencyStore} of {@link AspectTestConfiguration}'s context.
+ */
+abstract class AbstractIdempotentAspectTest {
+
+    static final String CREATE_ORDER = "OrderService.createOrder";
+
+    @Autowired OrderService orders;
+    @Autowired PaymentGateway payments;
+    @Autowired PaymentService.Ledger paymentService;
+    @Autowired RecordingStore store;
+    @Autowired PlatformTransactionManager transactionManager;
+
+    String approvalNo;
+
+    @BeforeEach
+    void freshKey() {
+        approvalNo = "A-" + UUID.randomUUID();
+        orders.state().runs.set(0);
+        orders.state().reads.set(0);
+        orders.state().onRun = () -> { };
+        orders.state().rollbackAfterReturn.set(false);
+        paymentService.charges.set(0);
+        paymentService.refunds.clear();
+        store.poisoned.set(false);
+    }
+
+    @AfterEach
+    void unpoison() {
+        store.poisoned.set(false);
+    }
+
+    static OrderRequest request(String customer) {
+        return new OrderRequest(customer, List.of(
+                new Line("SKU-1", 2, new BigDecimal("10.50")),
+                new Line("SKU-2", 1, new BigDecimal("3.25"))));
+    }
+
+    Optional<IdempotencyRecord> record(String operation, String key) {
+        return store.delegate.find(Keys.hash(operation, "", Keys.normalize(key)));
+    }
+
+    Optional<IdempotencyRecord> orderRecord() {
+        return record(CREATE_ORDER, "APPROVAL:" + approvalNo + ":MAIN");
+    }
+
+    @Test
+    void theFirstCallRunsAndADuplicateReplaysAnEqualResultWithoutRunning() {
+        OrderReceipt first = orders.createOrder(approvalNo, request("C-1"));
+        OrderReceipt second = orders.createOrder(approvalNo, request("C-1"));
+
+        assertThat(orders.state().runs).hasValue(1);
+        assertThat(orders.orderRows(approvalNo)).isEqualTo(1);
+        assertThat(second).isEqualTo(first).isNotSameAs(first);
+        assertThat(second.total()).isEqualTo(new BigDecimal("24.25"));
+        assertThat(second.total().scale()).isEqualTo(2);
+        assertThat(second.lines()).hasSize(2).allSatisfy(l -> assertThat(l).isInstanceOf(Line.class));
+        assertThat(second.lines().get(0).price()).isEqualTo(new BigDecimal("10.50"));
+        assertThat(orderRecord()).get().extracting(IdempotencyRecord::status)
+                .isEqualTo(IdempotencyRecord.Status.COMPLETED);
+    }
+
+    @Test
+    void theSameKeyWithOtherArgumentsIsRefused() {
+        orders.createOrder(approvalNo, request("C-1"));
+
+        assertThatThrownBy(() -> orders.createOrder(approvalNo, request("C-2")))
+                .isInstanceOf(IdempotencyKeyReusedException.class)
+                .hasMessageContaining(CREATE_ORDER)
+                .hasMessageNotContaining("C-2");
+        assertThat(orders.state().runs).hasValue(1);
+        assertThat(orders.orderRows(approvalNo)).isEqualTo(1);
+    }
+
+    @ParameterizedTest
+    @NullSource
+    @ValueSource(strings = {"", "   ", "\t"})
+    void aNullEmptyOrBlankKeyIsRefusedAndTheMethodDoesNotRun(String key) {
+        int calls = store.calls.get();
+
+        assertThatThrownBy(() -> orders.createWithPlainKey(key, request("C-1")))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessageContaining("OrderService.createWithPlainKey(String, OrderRequest)")
+                .hasMessageContaining("\"#approvalNo\"");
+        assertThat(orders.state().runs).hasValue(0);
+        assertThat(store.calls).hasValue(calls);
+    }
+
+    @Test
+    void readOnlyNeverTouchesTheStore() {
+        int calls = store.calls.get();
+        store.poisoned.set(true);
+
+        OrderReceipt a = orders.find("ORD-1");
+        OrderReceipt b = orders.find("ORD-1");
+
+        assertThat(a).isEqualTo(b);
+        assertThat(orders.state().reads).hasValue(2);
+        assertThat(store.calls).hasValue(calls);
+    }
+
+    @Test
+    void sixteenThreadsWithOneKeyRunTheMethodOnceAndAllGetTheSameReceipt() throws Exception {
+        int threads = 16;
+        int claimsBefore = store.claimsStarted.get();
+        // the one run waits until every caller has reached the store, so that all 16 really overlap
+        orders.state().onRun = () -> {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (store.claimsStarted.get() - claimsBefore < threads && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+        };
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            CountDownLatch start = new CountDownLatch(1);
+            List<Future<OrderReceipt>> futures = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    return orders.createOrder(approvalNo, request("C-1"));
+                }));
+            }
+            start.countDown();
+            Set<OrderReceipt> receipts = new HashSet<>();
+            for (Future<OrderReceipt> f : futures) {
+                receipts.add(f.get(30, TimeUnit.SECONDS));
+            }
+
+            assertThat(store.claimsStarted.get() - claimsBefore).isGreaterThanOrEqualTo(threads);
+            assertThat(orders.state().runs).hasValue(1);
+            assertThat(receipts).hasSize(1);
+            assertThat(orders.orderRows(approvalNo)).isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void aRollbackOfTheCallersTransactionLeavesNoRecordAndTheRetryRuns() {
+        TransactionTemplate tx = new TransactionTemplate(transactionManager);
+        OrderReceipt rolledBack = tx.execute(status -> {
+            OrderReceipt r = orders.createOrder(approvalNo, request("C-1"));
+            status.setRollbackOnly();
+            return r;
+        });
+
+        assertThat(orderRecord()).isEmpty();
+        assertThat(orders.orderRows(approvalNo)).isZero();
+
+        OrderReceipt retried = orders.createOrder(approvalNo, request("C-1"));
+
+        assertThat(orders.state().runs).hasValue(2);
+        assertThat(retried.orderId()).isNotEqualTo(rolledBack.orderId());
+        assertThat(orders.orderRows(approvalNo)).isEqualTo(1);
+        assertThat(orders.createOrder(approvalNo, request("C-1"))).isEqualTo(retried);
+        assertThat(orders.state().runs).hasValue(2);
+    }
+
+    @Test
+    void theAdviceRunsInsideTheMethodsOwnTransactionSoItsRollbackLeavesNoRecord() {
+        // no outer transaction: only the method's @Transactional; it rolls back after the method returned
+        orders.state().rollbackAfterReturn.set(true);
+        orders.createOrder(approvalNo, request("C-1"));
+
+        assertThat(orders.orderRows(approvalNo)).isZero();
+        assertThat(orderRecord()).isEmpty();
+
+        orders.createOrder(approvalNo, request("C-1"));
+        assertThat(orders.state().runs).hasValue(2);
+        assertThat(orders.orderRows(approvalNo)).isEqualTo(1);
+    }
+
+    @Test
+    void aCompensationRunsExactlyOnceWhenTheTransactionRollsBackAfterTheMethodReturned() {
+        String paymentId = "P-" + UUID.randomUUID();
+        TransactionTemplate tx = new TransactionTemplate(transactionManager);
+        PaymentReceipt charged = tx.execute(status -> {
+            PaymentReceipt r = payments.pay(paymentId, new BigDecimal("9.90"));
+            status.setRollbackOnly();
+            return r;
+        });
+
+        assertThat(paymentService.refunds).containsExactly(charged);
+        assertThat(record("PaymentService.pay", "PAY:" + paymentId)).isEmpty();
+
+        PaymentReceipt retried = tx.execute(status -> payments.pay(paymentId, new BigDecimal("9.90")));
+        PaymentReceipt replayed = payments.pay(paymentId, new BigDecimal("9.90"));
+
+        assertThat(paymentService.charges).hasValue(2);
+        assertThat(replayed).isEqualTo(retried);
+        assertThat(paymentService.refunds).containsExactly(charged);
+    }
+
+    @Test
+    void aCommittedCallIsNeverCompensated() {
+        String paymentId = "P-" + UUID.randomUUID();
+        new TransactionTemplate(transactionManager).execute(s -> payments.pay(paymentId, BigDecimal.TEN));
+
+        assertThat(paymentService.refunds).isEmpty();
+        assertThat(record("PaymentService.pay", "PAY:" + paymentId)).isPresent();
+    }
+
+    @Test
+    void interfaceProxiesAndClassProxiesAreBothAdvised() {
+        assertThat(AopUtils.isJdkDynamicProxy(payments)).isTrue();
+        assertThat(AopUtils.isCglibProxy(orders)).isTrue();
+        String paymentId = "P-" + UUID.randomUUID();
+
+        PaymentReceipt first = payments.pay(paymentId, BigDecimal.ONE);
+        PaymentReceipt second = payments.pay(paymentId, BigDecimal.ONE);
+
+        assertThat(second).isEqualTo(first);
+        assertThat(paymentService.charges).hasValue(1);
+    }
+
+    @Test
+    void aPrimitiveResultReplaysAsItsBoxedValue() {
+        String sku = "SKU-" + UUID.randomUUID();
+        int first = orders.reserve(sku, 7);
+        int second = orders.reserve(sku, 7);
+
+        assertThat(second).isEqualTo(first).isEqualTo(107);
+        assertThat(orders.state().runs).hasValue(1);
+    }
+}

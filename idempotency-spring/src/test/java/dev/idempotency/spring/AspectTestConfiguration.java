@@ -1,0 +1,43 @@
+package dev.idempotency.spring;
+
+import javax.sql.DataSource;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+
+/**
+ * The context every aspect test shares: an embedded H2 database (orders table), its transaction manager,
+ * {@code @EnableTransactionManagement} and {@code @EnableIdempotency} at their default orders, the test beans. The
+ * importing class adds the {@code IdempotencyStore} bean.
+ */
+@Configuration(proxyBeanMethods = false)
+@EnableTransactionManagement
+@EnableIdempotency
+@Import({OrderService.class, PaymentService.class, HostileKeys.class})
+class AspectTestConfiguration {
+
+
+    @Bean(destroyMethod = "shutdown")
+    org.springframework.jdbc.datasource.embedded.EmbeddedDatabase dataSource() {
+        return new EmbeddedDatabaseBuilder()
+                .setType(EmbeddedDatabaseType.H2)
+                .generateUniqueName(true)
+                .addScript("classpath:dev/idempotency/spring/orders-h2.sql")
+                .build();
+    }
+
+    @Bean
+    PaymentService.Ledger paymentLedger() {
+        return new PaymentService.Ledger();
+    }
+
+    @Bean
+    PlatformTransactionManager transactionManager(DataSource dataSource) {
+        return new DataSourceTransactionManager(dataSource);
+    }
+}

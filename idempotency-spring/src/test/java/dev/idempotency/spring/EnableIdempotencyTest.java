@@ -1,0 +1,159 @@
+package dev.idempotency.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.IdempotencyEvent;
+import dev.idempotency.IdempotencyListener;
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.Tier;
+import dev.idempotency.internal.Keys;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.Ordered;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabase;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+
+/** What {@code @EnableIdempotency} registers, and what it takes from the context. */
+class EnableIdempotencyTest {
+
+    /** A bean whose key uses a static method and a bean reference: allowed only by an opted-in KeyResolver. */
+    public static class Greeter {
+        static final AtomicInteger RUNS = new AtomicInteger();
+
+        @Idempotent(key = "T(java.lang.String).valueOf(#id) + @suffix", tier = Tier.REVERSIBLE)
+        public String greet(String id) {
+            return "hello " + id + " " + RUNS.incrementAndGet();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    @Import(Greeter.class)
+    static class WithStore {
+        static final List<IdempotencyEvent> EVENTS = new CopyOnWriteArrayList<>();
+
+        @Bean
+        InMemoryIdempotencyStore store() {
+            return new InMemoryIdempotencyStore();
+        }
+
+        @Bean
+        IdempotencyListener listener() {
+            return EVENTS::add;
+        }
+
+        @Bean
+        KeyResolver keyResolver(BeanFactory beanFactory) {
+            return KeyResolver.builder().allowTypeReferences().allowBeanReferences(beanFactory).build();
+        }
+
+        @Bean
+        String suffix() {
+            return ":S";
+        }
+    }
+
+    @Test
+    void theDefaultExecutorIsABeanOnTheContextsStoreAndListenersAndAKeyResolverBeanOptsIn() {
+        try (var ctx = new AnnotationConfigApplicationContext(WithStore.class)) {
+            Greeter greeter = ctx.getBean(Greeter.class);
+            int before = Greeter.RUNS.get();
+
+            String first = greeter.greet("a");
+            assertThat(greeter.greet("a")).isEqualTo(first);
+
+            assertThat(Greeter.RUNS.get() - before).isEqualTo(1);
+            assertThat(ctx.getBeansOfType(IdempotentExecutor.class)).containsOnlyKeys("idempotentExecutor");
+            assertThat(ctx.getBean(InMemoryIdempotencyStore.class)
+                    .find(Keys.hash("Greeter.greet", "", "a:S"))).isPresent();
+            assertThat(WithStore.EVENTS).extracting(IdempotencyEvent::outcome)
+                    .containsExactly(IdempotencyEvent.Outcome.EXECUTED, IdempotencyEvent.Outcome.REPLAYED);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    @Import(Greeter.class)
+    static class WithOwnExecutor {
+        static final InMemoryIdempotencyStore STORE = new InMemoryIdempotencyStore();
+
+        @Bean
+        IdempotentExecutor myExecutor() {
+            return IdempotentExecutor.builder(STORE).transactions(SpringTransactionBridge.INSTANCE).build();
+        }
+
+        @Bean
+        KeyResolver keyResolver(BeanFactory beanFactory) {
+            return KeyResolver.builder().allowTypeReferences().allowBeanReferences(beanFactory).build();
+        }
+
+        @Bean
+        String suffix() {
+            return ":own";
+        }
+    }
+
+    @Test
+    void anExecutorBeanOfTheApplicationsOwnIsUsedAndNoOtherIsRegistered() {
+        try (var ctx = new AnnotationConfigApplicationContext(WithOwnExecutor.class)) {
+            ctx.getBean(Greeter.class).greet("b");
+
+            assertThat(ctx.getBeansOfType(IdempotentExecutor.class)).containsOnlyKeys("myExecutor");
+            assertThat(WithOwnExecutor.STORE.find(Keys.hash("Greeter.greet", "", "b:own"))).isPresent();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    static class WithoutStore {
+    }
+
+    @Test
+    void withoutAStoreTheContextFailsSayingWhatToDeclare() {
+        assertThatThrownBy(() -> new AnnotationConfigApplicationContext(WithoutStore.class).close())
+                .hasStackTraceContaining("@EnableIdempotency needs an IdempotencyStore bean");
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableTransactionManagement
+    @EnableIdempotency(order = Ordered.HIGHEST_PRECEDENCE)
+    static class AspectOutsideTheTransaction {
+        @Bean
+        IdempotencyStore store() {
+            return new InMemoryIdempotencyStore();
+        }
+
+        @Bean(destroyMethod = "shutdown")
+        EmbeddedDatabase dataSource() {
+            return new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2).generateUniqueName(true).build();
+        }
+
+        @Bean
+        PlatformTransactionManager transactionManager(EmbeddedDatabase dataSource) {
+            return new DataSourceTransactionManager(dataSource);
+        }
+    }
+
+    @Test
+    void anAspectOrderedOutsideTheTransactionAdvisorFailsAtStartup() {
+        assertThatThrownBy(() -> new AnnotationConfigApplicationContext(AspectOutsideTheTransaction.class).close())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@Transactional would run inside @Idempotent")
+                .hasMessageContaining("@EnableIdempotency(order = ...)");
+    }
+}

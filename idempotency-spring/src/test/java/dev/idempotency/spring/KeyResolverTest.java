@@ -1,0 +1,143 @@
+package dev.idempotency.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.IdempotencyKeyException;
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+
+class KeyResolverTest {
+
+    public record Customer(String id, List<String> tags) {
+    }
+
+    /** A POJO with a getter, a public field-less property and a mutator that must never be reachable. */
+    public static class Order {
+        private String number;
+        private final Map<String, String> attributes;
+
+        public Order(String number, Map<String, String> attributes) {
+            this.number = number;
+            this.attributes = attributes;
+        }
+
+        public String getNumber() {
+            return number;
+        }
+
+        public void setNumber(String number) {
+            this.number = number;
+        }
+
+        public Map<String, String> getAttributes() {
+            return attributes;
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static void target(String approvalNo, Customer customer, Order order, long amount) {
+    }
+
+    static final Method TARGET;
+
+    static {
+        try {
+            TARGET = KeyResolverTest.class.getDeclaredMethod("target", String.class, Customer.class, Order.class,
+                    long.class);
+        } catch (NoSuchMethodException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final Object[] args = {"A-1", new Customer("C-7", List.of("vip")), new Order("O-9", Map.of("region", "EU")), 42L};
+
+    String resolve(KeyResolver resolver, String expression) {
+        return resolver.compile(TARGET, expression, "target key \"" + expression + "\"").resolve(args);
+    }
+
+    String resolve(String expression) {
+        return resolve(KeyResolver.create(), expression);
+    }
+
+    @Test
+    void parametersByNameByPositionAndRootArgs() {
+        assertThat(resolve("'APPROVAL:' + #approvalNo + ':MAIN'")).isEqualTo("APPROVAL:A-1:MAIN");
+        assertThat(resolve("#p0 + #a1.id")).isEqualTo("A-1C-7");
+        assertThat(resolve("#root.args[0]")).isEqualTo("A-1");
+    }
+
+    @Test
+    void recordComponentsPojoGettersCollectionsAndMaps() {
+        assertThat(resolve("#customer.id()")).isEqualTo("C-7");
+        assertThat(resolve("#customer.id")).isEqualTo("C-7");
+        assertThat(resolve("#customer.tags[0]")).isEqualTo("vip");
+        assertThat(resolve("#order.number")).isEqualTo("O-9");
+        assertThat(resolve("#order.attributes['region']")).isEqualTo("EU");
+    }
+
+    @Test
+    void aValueThatIsNotAStringIsConvertedWithToString() {
+        assertThat(resolve("#amount")).isEqualTo("42");
+        assertThat(resolve("#amount * 2")).isEqualTo("84");
+    }
+
+    @Test
+    void anExpressionIsParsedOnceAndEvaluatedForEachCall() {
+        KeyResolver.Key key = KeyResolver.create().compile(TARGET, "#approvalNo", "target");
+        for (int i = 0; i < 300; i++) {
+            assertThat(key.resolve(new Object[] {"K" + i, null, null, 0L})).isEqualTo("K" + i);
+        }
+    }
+
+    @Test
+    void propertiesAreReadOnlyAndNothingIsAssigned() {
+        assertThatThrownBy(() -> resolve("#order.number = 'X'"))
+                .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("may not assign");
+        assertThatThrownBy(() -> resolve("#amount++"))
+                .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("may not assign");
+        assertThat(((Order) args[2]).getNumber()).isEqualTo("O-9");
+    }
+
+    @Test
+    void objectClassAndClassLoaderMethodsAreOutOfReach() {
+        assertThatThrownBy(() -> resolve("#customer.getClass().getClassLoader()"))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessageContaining("getClass()");
+        assertThatThrownBy(() -> resolve("#customer.class.name"))
+                .isInstanceOf(IdempotencyKeyException.class);
+    }
+
+    @Test
+    void nullEmptyAndBlankValuesAreRefusedNamingTheExpression() {
+        Object[] blank = {" ", null, null, 0L};
+        KeyResolver.Key key = KeyResolver.create().compile(TARGET, "#approvalNo", "target key \"#approvalNo\"");
+        assertThatThrownBy(() -> key.resolve(blank)).isInstanceOf(IdempotencyKeyException.class)
+                .hasMessage("target key \"#approvalNo\": the key is blank");
+        assertThatThrownBy(() -> key.resolve(new Object[] {"", null, null, 0L}))
+                .hasMessage("target key \"#approvalNo\": the key is empty");
+        assertThatThrownBy(() -> key.resolve(new Object[] {null, null, null, 0L}))
+                .hasMessage("target key \"#approvalNo\": the key is null");
+    }
+
+    @Test
+    void optingInReachesTypesConstructorsAndBeans() {
+        DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
+        beans.registerSingleton("region", "EU");
+        KeyResolver open = KeyResolver.builder().allowTypeReferences().allowConstructors()
+                .allowBeanReferences(beans).build();
+
+        assertThat(resolve(open, "T(java.lang.Math).abs(-#amount)")).isEqualTo("42");
+        assertThat(resolve(open, "new java.lang.StringBuilder(#approvalNo).reverse()")).isEqualTo("1-A");
+        assertThat(resolve(open, "#approvalNo + @region")).isEqualTo("A-1EU");
+
+        KeyResolver typesOnly = KeyResolver.builder().allowTypeReferences().build();
+        assertThatThrownBy(() -> resolve(typesOnly, "@region"))
+                .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("bean references");
+        assertThatThrownBy(() -> resolve(typesOnly, "new java.io.File('x')"))
+                .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("constructors");
+    }
+}

@@ -1,0 +1,14 @@
+package dev.idempotency.spring;
+
+import java.math.BigDecimal;
+
+/** Implemented by a bean reached through a JDK interface proxy. */
+public interface PaymentGateway {
+
+    PaymentReceipt pay(String paymentId, BigDecimal amount);
+
+    void refund(String paymentId, BigDecimal amount, PaymentReceipt receipt);
+
+    record PaymentReceipt(String paymentId, BigDecimal amount, int attempt) {
+    }
+}

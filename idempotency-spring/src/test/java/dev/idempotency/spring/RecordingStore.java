@@ -1,0 +1,80 @@
+package dev.idempotency.spring;
+
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/** Wraps the store under test: counts calls, and fails on any call while poisoned. */
+final class RecordingStore implements IdempotencyStore {
+
+    final IdempotencyStore delegate;
+    final AtomicInteger calls = new AtomicInteger();
+    final AtomicInteger claimsStarted = new AtomicInteger();
+    final AtomicBoolean poisoned = new AtomicBoolean();
+
+    RecordingStore(IdempotencyStore delegate) {
+        this.delegate = delegate;
+    }
+
+    private void touch(String what) {
+        calls.incrementAndGet();
+        if (poisoned.get()) {
+            throw new AssertionError("the store must not be touched, but " + what + " was called");
+        }
+    }
+
+    @Override
+    public ClaimResult claim(ClaimRequest request) {
+        touch("claim");
+        claimsStarted.incrementAndGet();
+        return delegate.claim(request);
+    }
+
+    @Override
+    public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
+        touch("takeOver");
+        return delegate.takeOver(request, observed);
+    }
+
+    @Override
+    public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
+        touch("complete");
+        return delegate.complete(keyHash, leaseUntil, result, expiresAt);
+    }
+
+    @Override
+    public boolean release(byte[] keyHash, Instant leaseUntil) {
+        touch("release");
+        return delegate.release(keyHash, leaseUntil);
+    }
+
+    @Override
+    public Optional<IdempotencyRecord> find(byte[] keyHash) {
+        touch("find");
+        return delegate.find(keyHash);
+    }
+
+    @Override
+    public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
+        touch("markNeedsReview");
+        return delegate.markNeedsReview(keyHash, leaseUntil);
+    }
+
+    @Override
+    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
+        touch("resolve");
+        return delegate.resolve(keyHash, result, expiresAt);
+    }
+
+    @Override
+    public int purgeExpired(Instant now, int batchSize) {
+        touch("purgeExpired");
+        return delegate.purgeExpired(now, batchSize);
+    }
+}
