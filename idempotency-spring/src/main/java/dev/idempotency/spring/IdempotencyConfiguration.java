@@ -53,9 +53,11 @@ class IdempotencyConfiguration implements ImportAware {
     }
 
     @Bean
-    IdempotentAspect idempotentAspect(IdempotentExecutor executor, ObjectProvider<KeyResolver> keyResolver) {
+    IdempotentAspect idempotentAspect(IdempotentExecutor executor, ObjectProvider<KeyResolver> keyResolver,
+            ObjectProvider<IdempotentAspectCustomizer> customizers) {
         IdempotentAspect aspect = new IdempotentAspect(executor, keyResolver.getIfUnique(KeyResolver::create));
         aspect.setOrder(order);
+        customizers.orderedStream().forEach(customizer -> customizer.customize(aspect));
         return aspect;
     }
 
