@@ -4,11 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.IdempotencyEvent;
+import dev.idempotency.IdempotencyEvent.Outcome;
 import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -87,9 +92,13 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
             // another transaction records the key after that snapshot
             CompletableFuture.supplyAsync(() -> executor.execute(op, "K-rr", new Object[0],
                     () -> "first-" + runs.incrementAndGet())).join();
-            assertThatThrownBy(() -> executor.execute(op, "K-rr", new Object[0], () -> "second"))
+            List<IdempotencyEvent> events = new CopyOnWriteArrayList<>();
+            IdempotentExecutor watched = IdempotentExecutor.builder(store)
+                    .transactions(new SpringTransactionBridge()).listener(events::add).build();
+            assertThatThrownBy(() -> watched.execute(op, "K-rr", new Object[0], () -> "second"))
                     .isInstanceOf(IdempotencyInProgressException.class)
                     .hasMessageContaining("K-rr").hasMessageContaining("new transaction");
+            assertThat(events).extracting(IdempotencyEvent::outcome).containsExactly(Outcome.IN_PROGRESS);
             // the savepoint kept this transaction usable
             insertBusinessRow("still-usable");
             return "committed";
