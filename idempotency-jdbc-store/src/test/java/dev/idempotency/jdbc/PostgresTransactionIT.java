@@ -59,6 +59,12 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
                 + " WHERE wait_event_type = 'Lock' AND query LIKE '%' || ? || ' %'", Integer.class, table) > 0;
     }
 
+    /** READ COMMITTED: PostgreSQL's default, and the level where ON CONFLICT DO NOTHING never needs a retry. */
+    @Override
+    protected int isolationUnderLoad() {
+        return TransactionDefinition.ISOLATION_READ_COMMITTED;
+    }
+
     @Override
     protected String lockDiagnostics() {
         return new JdbcTemplate(pool).queryForList("SELECT wait_event_type, state, query FROM pg_stat_activity"
