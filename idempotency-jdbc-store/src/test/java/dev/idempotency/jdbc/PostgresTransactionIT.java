@@ -137,6 +137,20 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
     }
 
     @Test
+    void instantsAreStoredAsInstantsWhateverTheSessionTimeZone() {
+        ClaimRequest r = request(uniqueKey("K-tz"), Duration.ofSeconds(5));
+        tx.executeWithoutResult(s -> {
+            jdbc.execute("SET LOCAL TIME ZONE 'Asia/Tokyo'");
+            store.claim(r);
+            assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        });
+        assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        String stored = jdbc.queryForObject("SELECT to_char(created_at AT TIME ZONE 'UTC', "
+                + "'YYYY-MM-DD\"T\"HH24:MI:SS.MS') FROM " + table, String.class);
+        assertThat(stored).isEqualTo(r.now().toString().substring(0, 23));
+    }
+
+    @Test
     void underRepeatableReadAKeyCommittedBeforeTheSnapshotReplaysAtOnce() {
         ClaimRequest done = request("K-rr-before", Duration.ofSeconds(5));
         store.claim(done);
