@@ -28,7 +28,7 @@ import org.springframework.core.Ordered;
  * <ul>
  *   <li>an {@link dev.idempotency.IdempotentExecutor} bean built from the context's {@code IdempotencyStore} and,
  *       where present (one bean of the type), its {@code ResultCodec}, Jackson {@code JsonMapper},
- *       {@code IdempotencyScope}, {@code ConfirmationGate} and {@code java.time.Clock}, every
+ *       {@code IdempotencyScope}, {@code ConfirmationGate}, {@code IdempotencyObserver} and {@code java.time.Clock}, every
  *       {@code IdempotencyListener} bean, and {@link SpringTransactionBridge}. Declare your own
  *       {@code IdempotentExecutor} bean to replace it;</li>
  *   <li>the {@link IdempotentAspect}, with the context's {@link KeyResolver} bean if there is one (that is how key

@@ -2,6 +2,7 @@ package dev.idempotency.spring;
 
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.IdempotencyListener;
+import dev.idempotency.IdempotencyObserver;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.codec.ResultCodec;
@@ -52,9 +53,11 @@ class IdempotencyConfiguration implements ImportAware {
     }
 
     @Bean
-    IdempotentAspect idempotentAspect(IdempotentExecutor executor, ObjectProvider<KeyResolver> keyResolver) {
+    IdempotentAspect idempotentAspect(IdempotentExecutor executor, ObjectProvider<KeyResolver> keyResolver,
+            ObjectProvider<IdempotentAspectCustomizer> customizers) {
         IdempotentAspect aspect = new IdempotentAspect(executor, keyResolver.getIfUnique(KeyResolver::create));
         aspect.setOrder(order);
+        customizers.orderedStream().forEach(customizer -> customizer.customize(aspect));
         return aspect;
     }
 
@@ -79,7 +82,7 @@ class IdempotencyConfiguration implements ImportAware {
     static IdempotentExecutor defaultExecutor(ObjectProvider<IdempotencyStore> store,
             ObjectProvider<ResultCodec> codec, ObjectProvider<JsonMapper> mapper, ObjectProvider<IdempotencyScope> scope,
             ObjectProvider<ConfirmationGate> gate, ObjectProvider<IdempotencyListener> listeners,
-            ObjectProvider<Clock> clock) {
+            ObjectProvider<IdempotencyObserver> observer, ObjectProvider<Clock> clock) {
         IdempotencyStore theStore = store.getIfAvailable();
         if (theStore == null) {
             throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean, such as "
@@ -93,6 +96,7 @@ class IdempotencyConfiguration implements ImportAware {
         scope.ifUnique(builder::scope);
         gate.ifUnique(builder::confirmationGate);
         clock.ifUnique(builder::clock);
+        observer.ifUnique(builder::observer);
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
     }
