@@ -43,12 +43,13 @@ final class MySqlDialect extends JdbcDialect {
 
     private static final Statements STATEMENTS = Statements.standard(
             // ON DUPLICATE KEY UPDATE that changes nothing: no duplicate-key error, and no other error swallowed;
-            // the duplicate branch records this claim's token (last parameter) so that the conflict can be told
+            // the duplicate branch records this claim's token (last parameter, never 0) so that the conflict can be
+            // told. The token is the IF's condition: an assignment under IS NULL is folded away by the optimizer
             """
             INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
                                  created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
-            ON DUPLICATE KEY UPDATE key_hash = IF((@idempotency_claim_token := ?) IS NULL, key_hash, key_hash)
+            ON DUPLICATE KEY UPDATE key_hash = IF(@idempotency_claim_token := ?, key_hash, key_hash)
             """,
             """
             SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
@@ -131,6 +132,9 @@ final class MySqlDialect extends JdbcDialect {
     @Override
     boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException {
         long token = CLAIM_TOKENS.incrementAndGet();
+        if (token == 0) {
+            token = CLAIM_TOKENS.incrementAndGet();
+        }
         try (PreparedStatement ps = con.prepareStatement(sql.insert())) {
             binder.bind(ps);
             ps.setLong(9, token);

@@ -255,8 +255,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             error("@Idempotent on " + where + " is never applied: class " + type.getSimpleName() + " is final"
                     + (type.getKind() == ElementKind.RECORD ? " (a record)" : "")
                     + (type.getKind() == ElementKind.ENUM ? " (an enum)" : "")
-                    + " and a Spring proxy must subclass it; remove final, or declare the method on an interface"
-                    + " the class implements" + fix, type, null, null);
+                    + " and a Spring proxy must subclass it; make it a non-final class" + fix, type, null, null);
         }
     }
 

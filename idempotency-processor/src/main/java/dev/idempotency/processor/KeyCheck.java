@@ -7,7 +7,6 @@ import java.util.regex.Pattern;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.FunctionReference;
 import org.springframework.expression.spel.ast.VariableReference;
-import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
@@ -32,7 +31,7 @@ final class KeyCheck {
     static Optional<String> check(String expression, List<String> parameters, String method) {
         SpelNode ast;
         try {
-            ast = ((SpelExpression) PARSER.parseRaw(expression)).getAST();
+            ast = PARSER.parseRaw(expression).getAST();
         } catch (RuntimeException e) {
             return Optional.of("the key of " + method + " is not a valid SpEL expression: " + e.getMessage()
                     + "; write a SpEL expression over the parameters, such as \"'ORDER:' + #orderId\""

@@ -6,7 +6,13 @@ import static dev.idempotency.processor.Compile.source;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.testing.compile.Compilation;
+import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.Tier;
+import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.time.Duration;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -142,6 +148,22 @@ class OperationsJsonTest {
         assertThat(diagnostics.toString()).isEmpty();
         assertThat(Files.readString(out.resolve("META-INF/idempotency/operations.json")))
                 .contains("\"operation\" : \"Orders.create\"");
+    }
+
+    @Test
+    void theAdminReadsWhatTheProcessorWrote(@TempDir Path out) throws IOException {
+        StringWriter diagnostics = new StringWriter();
+        assertThat(javac(out, diagnostics, ORDERS, PAYMENTS)).as(diagnostics.toString()).isTrue();
+        try (URLClassLoader classes = new URLClassLoader(new URL[] {out.toUri().toURL()}, null)) {
+            IdempotencyAdmin admin = IdempotencyAdmin.builder(new InMemoryIdempotencyStore()).classLoader(classes)
+                    .build();
+            assertThat(admin.operations()).extracting(IdempotencyAdmin.Operation::name)
+                    .containsExactly("Orders.create", "Orders.list", "payments.send");
+            assertThat(admin.operation("Orders.create")).contains(new IdempotencyAdmin.Operation("Orders.create",
+                    "com.example.shop.Orders", "create", List.of("java.lang.String", "java.util.List",
+                    "java.lang.String"), "com.example.shop.Orders$Receipt", Tier.REVERSIBLE,
+                    "'APPROVAL:' + #approvalNo + ':MAIN'", Duration.ofDays(7), "cancel", Duration.ofSeconds(10)));
+        }
     }
 
     @Test

@@ -58,8 +58,9 @@ class ProxyReachRulesTest {
         Compilation c = compile(bad);
         assertThat(c).hadErrorCount(1);
         assertThat(c).hadErrorContaining("@Idempotent on Orders.create is never applied: class Orders is final and"
-                + " a Spring proxy must subclass it; remove final, or declare the method on an interface the class"
-                + " implements").inFile(bad).onLineContaining("public final class Orders");
+                + " a Spring proxy must subclass it; make it a non-final class; or, if AspectJ weaving applies the"
+                + " advice, compile with -Aidempotency.weaving=aspectj")
+                .inFile(bad).onLineContaining("public final class Orders");
 
         assertThat(compile(ASPECTJ, bad)).succeededWithoutWarnings();
     }

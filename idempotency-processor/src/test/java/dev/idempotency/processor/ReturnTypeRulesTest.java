@@ -7,6 +7,7 @@ import static dev.idempotency.processor.Compile.source;
 import com.google.testing.compile.Compilation;
 import javax.tools.JavaFileObject;
 import dev.idempotency.internal.UnreplayableTypes;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -67,5 +68,30 @@ class ReturnTypeRulesTest {
             "int", "java.util.Optional<String>", "Iterable<String>", "java.math.BigDecimal"})
     void aValueCompiles(String declared) {
         assertThat(compile(reports(declared))).succeededWithoutWarnings();
+    }
+
+    @Test
+    void aTypeVariableIsJudgedByItsBound() {
+        JavaFileObject bad = source("Files", """
+                package com.example;
+                import dev.idempotency.*;
+                public class Files {
+                    @Idempotent(key = "#name", tier = Tier.REVERSIBLE)
+                    public <T extends java.io.InputStream> T open(String name) { return null; }
+                }
+                """);
+        assertThat(compile(bad)).hadErrorContaining("Files.open returns T (a java.io.InputStream), which cannot be"
+                + " recorded and replayed").inFile(bad).onLineContaining("open(");
+        JavaFileObject good = source("Repo", """
+                package com.example;
+                import dev.idempotency.*;
+                public class Repo<E> {
+                    @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+                    public E save(String id, E entity) { return entity; }
+                    @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+                    public <T> T load(String id) { return null; }
+                }
+                """);
+        assertThat(compile(good)).succeededWithoutWarnings();
     }
 }

@@ -82,7 +82,7 @@ class IdempotencyConfiguration implements ImportAware {
     static IdempotentExecutor defaultExecutor(ObjectProvider<IdempotencyStore> store,
             ObjectProvider<ResultCodec> codec, ObjectProvider<JsonMapper> mapper, ObjectProvider<IdempotencyScope> scope,
             ObjectProvider<ConfirmationGate> gate, ObjectProvider<IdempotencyListener> listeners,
-            ObjectProvider<Clock> clock, ObjectProvider<IdempotencyObserver> observer) {
+            ObjectProvider<IdempotencyObserver> observer, ObjectProvider<Clock> clock) {
         IdempotencyStore theStore = store.getIfAvailable();
         if (theStore == null) {
             throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean, such as "

@@ -123,6 +123,7 @@ public class IdempotentAspect implements Ordered {
                 .lockTimeout(defaultLockTimeout != null && ann.lockTimeout().equals(DEFAULT_LOCK_TIMEOUT)
                         ? defaultLockTimeout : Durations.parse(ann.lockTimeout(), "lockTimeout of " + signature))
                 .ignoredArguments(ignored(method, invoked))
+                .replayExceptions(ann.replayExceptions())
                 .description(description)
                 .build();
         if (ann.tier() == Tier.READ_ONLY) {

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.IdempotencyEvent;
 import dev.idempotency.IdempotencyListener;
+import dev.idempotency.IdempotencyObserver;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
 import dev.idempotency.Tier;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.IdempotencyStore;
@@ -46,6 +48,20 @@ class EnableIdempotencyTest {
     @Import(Greeter.class)
     static class WithStore {
         static final List<IdempotencyEvent> EVENTS = new CopyOnWriteArrayList<>();
+        static final List<String> OBSERVED = new CopyOnWriteArrayList<>();
+
+        @Bean
+        IdempotencyObserver observer() {
+            return new IdempotencyObserver() {
+                @Override
+                public <T, E extends Throwable> T around(IdempotentOperation<?> operation,
+                        Invocation<T, E> invocation) throws E {
+                    T result = invocation.proceed();
+                    OBSERVED.add(operation.name() + " " + invocation.outcome().orElseThrow());
+                    return result;
+                }
+            };
+        }
 
         @Bean
         InMemoryIdempotencyStore store() {
@@ -69,7 +85,7 @@ class EnableIdempotencyTest {
     }
 
     @Test
-    void theDefaultExecutorIsABeanOnTheContextsStoreAndListenersAndAKeyResolverBeanOptsIn() {
+    void theDefaultExecutorIsABeanOnTheContextsStoreListenersAndObserverAndAKeyResolverBeanOptsIn() {
         try (var ctx = new AnnotationConfigApplicationContext(WithStore.class)) {
             Greeter greeter = ctx.getBean(Greeter.class);
             int before = Greeter.RUNS.get();
@@ -83,6 +99,7 @@ class EnableIdempotencyTest {
                     .find(Keys.hash("Greeter.greet", "", "a:S"))).isPresent();
             assertThat(WithStore.EVENTS).extracting(IdempotencyEvent::outcome)
                     .containsExactly(IdempotencyEvent.Outcome.EXECUTED, IdempotencyEvent.Outcome.REPLAYED);
+            assertThat(WithStore.OBSERVED).containsExactly("Greeter.greet EXECUTED", "Greeter.greet REPLAYED");
         }
     }
 
