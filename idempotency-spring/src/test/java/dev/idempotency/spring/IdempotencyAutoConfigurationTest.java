@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
@@ -151,6 +152,36 @@ class IdempotencyAutoConfigurationTest {
             assertThat(context.getBean(Greeter.class).greet("K1", "ann")).isEqualTo("hello ann #1");
             assertThat(context.getBean(InMemoryIdempotencyStore.class).size()).isEqualTo(1);
         });
+    }
+
+    @Test
+    void springBootExplainsAMissingStoreAndWhatToDo() {
+        withoutDataSource.run(context -> {
+            FailureAnalysis analysis = new MissingIdempotencyStoreFailureAnalyzer()
+                    .analyze(context.getStartupFailure());
+            assertThat(analysis).isNotNull();
+            assertThat(analysis.getDescription()).contains("has none");
+            assertThat(analysis.getAction()).contains("idempotency-jdbc-store", "InMemoryIdempotencyStore",
+                    "idempotency.enabled=false");
+        });
+        withoutDataSource.withBean("one", InMemoryIdempotencyStore.class, InMemoryIdempotencyStore::new)
+                .withBean("two", InMemoryIdempotencyStore.class, InMemoryIdempotencyStore::new)
+                .run(context -> {
+                    FailureAnalysis analysis = new MissingIdempotencyStoreFailureAnalyzer()
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis).isNotNull();
+                    assertThat(analysis.getDescription()).contains("several");
+                    assertThat(analysis.getAction()).contains("@Primary");
+                });
+    }
+
+    @Test
+    void theFailureAnalyzerIsRegistered() throws java.io.IOException {
+        java.util.Properties factories = org.springframework.core.io.support.PropertiesLoaderUtils.loadProperties(
+                new org.springframework.core.io.UrlResource(IdempotencyAutoConfiguration.class.getProtectionDomain()
+                        .getCodeSource().getLocation()).createRelative("META-INF/spring.factories"));
+        assertThat(factories.getProperty("org.springframework.boot.diagnostics.FailureAnalyzer"))
+                .isEqualTo(MissingIdempotencyStoreFailureAnalyzer.class.getName());
     }
 
     @Test
