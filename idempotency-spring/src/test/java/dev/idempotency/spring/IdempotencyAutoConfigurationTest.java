@@ -250,6 +250,19 @@ class IdempotencyAutoConfigurationTest {
     }
 
     @Test
+    void aBadPropertyFailsStartupNamingIt() {
+        for (String bad : new String[] {"idempotency.default-ttl=0s", "idempotency.default-lock-timeout=-1s",
+                "idempotency.prefilter.maximum-size=0", "idempotency.prefilter.maximum-age=0s",
+                "idempotency.purge.interval=0s", "idempotency.purge.batch-size=0"}) {
+            runner.withPropertyValues(bad).run(context -> {
+                assertThat(context).as(bad).hasFailed();
+                assertThat(context.getStartupFailure()).as(bad).rootCause()
+                        .hasMessageContaining(bad.substring(0, bad.indexOf('=')));
+            });
+        }
+    }
+
+    @Test
     void theTableNameReachesTheStoreAndTheSchema() {
         runner.withPropertyValues("idempotency.jdbc.table-name=orders_idem").run(context -> {
             assertThat(context.getBean(JdbcIdempotencyStore.class).tableName()).isEqualTo("orders_idem");
