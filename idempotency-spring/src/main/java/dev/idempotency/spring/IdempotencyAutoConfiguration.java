@@ -95,10 +95,7 @@ public final class IdempotencyAutoConfiguration {
             ObjectProvider<Clock> clock) {
         IdempotencyStoreFront theFront = front.getIfAvailable();
         if (theFront == null) {
-            throw new IllegalStateException("Idempotency needs exactly one IdempotencyStore bean, and there "
-                    + (stores.stream().findAny().isPresent() ? "are several" : "is none") + ": add a DataSource "
-                    + "(spring-boot-starter-jdbc) and idempotency-jdbc-store for the JDBC store, or declare an "
-                    + "IdempotencyStore bean, or set idempotency.enabled=false");
+            throw new MissingIdempotencyStoreException(stores.stream().findAny().isPresent());
         }
         IdempotentExecutor.Builder builder = IdempotentExecutor.builder(theFront.store())
                 .codec(codec)

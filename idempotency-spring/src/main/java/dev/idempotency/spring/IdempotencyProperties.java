@@ -48,7 +48,7 @@ public class IdempotencyProperties {
     }
 
     public void setDefaultTtl(Duration defaultTtl) {
-        this.defaultTtl = defaultTtl;
+        this.defaultTtl = positive(defaultTtl, "idempotency.default-ttl");
     }
 
     public Duration getDefaultLockTimeout() {
@@ -56,7 +56,7 @@ public class IdempotencyProperties {
     }
 
     public void setDefaultLockTimeout(Duration defaultLockTimeout) {
-        this.defaultLockTimeout = defaultLockTimeout;
+        this.defaultLockTimeout = positive(defaultLockTimeout, "idempotency.default-lock-timeout");
     }
 
     public Jdbc getJdbc() {
@@ -69,6 +69,13 @@ public class IdempotencyProperties {
 
     public Purge getPurge() {
         return purge;
+    }
+
+    private static Duration positive(Duration value, String property) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(property + " must be a positive duration, was " + value);
+        }
+        return value;
     }
 
     /** When to create the JDBC store's table; the semantics of Spring Boot's DatabaseInitializationMode. */
@@ -145,6 +152,10 @@ public class IdempotencyProperties {
         }
 
         public void setMaximumSize(long maximumSize) {
+            if (maximumSize <= 0) {
+                throw new IllegalArgumentException("idempotency.prefilter.maximum-size must be positive, was "
+                        + maximumSize);
+            }
             this.maximumSize = maximumSize;
         }
 
@@ -153,7 +164,7 @@ public class IdempotencyProperties {
         }
 
         public void setMaximumAge(Duration maximumAge) {
-            this.maximumAge = maximumAge;
+            this.maximumAge = positive(maximumAge, "idempotency.prefilter.maximum-age");
         }
     }
 
@@ -185,7 +196,7 @@ public class IdempotencyProperties {
         }
 
         public void setInterval(Duration interval) {
-            this.interval = interval;
+            this.interval = positive(interval, "idempotency.purge.interval");
         }
 
         public int getBatchSize() {
@@ -193,6 +204,9 @@ public class IdempotencyProperties {
         }
 
         public void setBatchSize(int batchSize) {
+            if (batchSize <= 0) {
+                throw new IllegalArgumentException("idempotency.purge.batch-size must be positive, was " + batchSize);
+            }
             this.batchSize = batchSize;
         }
     }

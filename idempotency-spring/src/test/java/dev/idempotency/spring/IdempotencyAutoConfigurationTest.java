@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
@@ -154,6 +155,36 @@ class IdempotencyAutoConfigurationTest {
     }
 
     @Test
+    void springBootExplainsAMissingStoreAndWhatToDo() {
+        withoutDataSource.run(context -> {
+            FailureAnalysis analysis = new MissingIdempotencyStoreFailureAnalyzer()
+                    .analyze(context.getStartupFailure());
+            assertThat(analysis).isNotNull();
+            assertThat(analysis.getDescription()).contains("has none");
+            assertThat(analysis.getAction()).contains("idempotency-jdbc-store", "InMemoryIdempotencyStore",
+                    "idempotency.enabled=false");
+        });
+        withoutDataSource.withBean("one", InMemoryIdempotencyStore.class, InMemoryIdempotencyStore::new)
+                .withBean("two", InMemoryIdempotencyStore.class, InMemoryIdempotencyStore::new)
+                .run(context -> {
+                    FailureAnalysis analysis = new MissingIdempotencyStoreFailureAnalyzer()
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis).isNotNull();
+                    assertThat(analysis.getDescription()).contains("several");
+                    assertThat(analysis.getAction()).contains("@Primary");
+                });
+    }
+
+    @Test
+    void theFailureAnalyzerIsRegistered() throws java.io.IOException {
+        java.util.Properties factories = org.springframework.core.io.support.PropertiesLoaderUtils.loadProperties(
+                new org.springframework.core.io.UrlResource(IdempotencyAutoConfiguration.class.getProtectionDomain()
+                        .getCodeSource().getLocation()).createRelative("META-INF/spring.factories"));
+        assertThat(factories.getProperty("org.springframework.boot.diagnostics.FailureAnalyzer"))
+                .isEqualTo(MissingIdempotencyStoreFailureAnalyzer.class.getName());
+    }
+
+    @Test
     void theApplicationsOwnBeansWin() {
         IdempotentExecutor mine = IdempotentExecutor.builder(new InMemoryIdempotencyStore()).build();
         ResultCodec myCodec = JacksonResultCodec.using(JacksonResultCodec.defaultMapper());
@@ -216,6 +247,19 @@ class IdempotencyAutoConfigurationTest {
                     assertThat(Duration.between(ownTtl.createdAt(), ownTtl.expiresAt()))
                             .isBetween(Duration.ofHours(2), Duration.ofHours(2).plusSeconds(5));
                 });
+    }
+
+    @Test
+    void aBadPropertyFailsStartupNamingIt() {
+        for (String bad : new String[] {"idempotency.default-ttl=0s", "idempotency.default-lock-timeout=-1s",
+                "idempotency.prefilter.maximum-size=0", "idempotency.prefilter.maximum-age=0s",
+                "idempotency.purge.interval=0s", "idempotency.purge.batch-size=0"}) {
+            runner.withPropertyValues(bad).run(context -> {
+                assertThat(context).as(bad).hasFailed();
+                assertThat(context.getStartupFailure()).as(bad).rootCause()
+                        .hasMessageContaining(bad.substring(0, bad.indexOf('=')));
+            });
+        }
     }
 
     @Test

@@ -6,7 +6,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The order service as a Spring Boot application. Nothing here sets up idempotency: the dependencies and
- * {@code application.properties} do. Run it with {@code mvn -pl samples/order-service-boot -am compile exec:java}:
+ * {@code application.properties} do. Run it with {@code mvn -B -q -pl samples/order-service-boot -am package -DskipTests exec:java}:
  * it places the same order twice, as a client retrying after a timeout would, and shows that it was placed once.
  */
 @SpringBootApplication

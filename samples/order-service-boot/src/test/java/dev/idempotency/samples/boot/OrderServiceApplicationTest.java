@@ -8,8 +8,10 @@ import dev.idempotency.IdempotencyContext;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.spring.IdempotencyProperties;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -52,8 +54,10 @@ class OrderServiceApplicationTest {
 
     @Test
     void theAutoConfigurationSetItAllUp(@Autowired JdbcIdempotencyStore store, @Autowired IdempotentExecutor executor,
-            @Autowired IdempotencyAdmin admin) {
+            @Autowired IdempotencyAdmin admin, @Autowired IdempotencyProperties properties) {
         assertThat(store.tableName()).isEqualTo("idempotency_record");
+        assertThat(properties.getPurge().getInterval()).isEqualTo(Duration.ofMinutes(30));
+        assertThat(properties.getPrefilter().getMaximumSize()).isEqualTo(5000);
         assertThat(executor).isNotNull();
         assertThat(admin).isNotNull();
     }
