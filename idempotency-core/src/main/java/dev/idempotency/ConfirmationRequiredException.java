@@ -9,21 +9,8 @@ public class ConfirmationRequiredException extends IdempotencyException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String operation;
-    private final String key;
-
+    /** @param key the idempotency key the confirmation must be sent with */
     public ConfirmationRequiredException(String operation, String key, String message) {
-        super(message);
-        this.operation = operation;
-        this.key = key;
-    }
-
-    public String operation() {
-        return operation;
-    }
-
-    /** The idempotency key the confirmation must be sent with. */
-    public String key() {
-        return key;
+        super(message, null, operation, key);
     }
 }

@@ -10,25 +10,12 @@ public class IdempotencyInProgressException extends IdempotencyException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String operation;
-    private final String key;
-
     public IdempotencyInProgressException(String operation, String key, Duration waited) {
         this(operation, key, "another attempt with idempotency key '" + key + "' of operation " + operation
                 + " is still in flight after waiting " + waited + "; retry later to get its outcome", null);
     }
 
     public IdempotencyInProgressException(String operation, String key, String message, Throwable cause) {
-        super(message, cause);
-        this.operation = operation;
-        this.key = key;
-    }
-
-    public String operation() {
-        return operation;
-    }
-
-    public String key() {
-        return key;
+        super(message, cause, operation, key);
     }
 }

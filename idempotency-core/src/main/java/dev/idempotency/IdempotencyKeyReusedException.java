@@ -8,21 +8,9 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String operation;
-    private final String key;
-
     public IdempotencyKeyReusedException(String operation, String key) {
         super("Idempotency key '" + key + "' of operation " + operation
-                + " was already used with different arguments; use a new key for a new request");
-        this.operation = operation;
-        this.key = key;
-    }
-
-    public String operation() {
-        return operation;
-    }
-
-    public String key() {
-        return key;
+                + " was already used with different arguments; use a new key for a new request",
+                null, operation, key);
     }
 }

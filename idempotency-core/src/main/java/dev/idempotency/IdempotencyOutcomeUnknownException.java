@@ -9,22 +9,10 @@ public class IdempotencyOutcomeUnknownException extends IdempotencyException {
 
     private static final long serialVersionUID = 1L;
 
-    private final String operation;
-    private final String key;
-
     public IdempotencyOutcomeUnknownException(String operation, String key) {
         super("the outcome of operation " + operation + " with idempotency key '" + key
                 + "' is unknown (an attempt started and never finished); it needs review by an operator"
-                + " (IdempotencyAdmin.resolve) before it can run or replay");
-        this.operation = operation;
-        this.key = key;
-    }
-
-    public String operation() {
-        return operation;
-    }
-
-    public String key() {
-        return key;
+                + " (IdempotencyAdmin.resolveExecuted or IdempotencyAdmin.release) before it can run or replay",
+                null, operation, key);
     }
 }

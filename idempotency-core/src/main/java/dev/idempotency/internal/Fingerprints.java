@@ -58,6 +58,7 @@ public final class Fingerprints {
                 .deactivateDefaultTyping()
                 .addModule(sets)
                 .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
+                .enable(JsonNodeFeature.USE_BIG_DECIMAL_FOR_FLOATS)
                 .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
                 .build();
     }
@@ -80,7 +81,8 @@ public final class Fingerprints {
             }
         }
         try {
-            JsonNode tree = canonical.valueToTree(kept);
+            // written, then read back as a tree: reading is where two map keys that serialize alike are caught
+            JsonNode tree = canonical.readTree(canonical.writeValueAsBytes(kept));
             return WRITER.writeValueAsBytes(tree);
         } catch (JacksonException e) {
             throw new IllegalArgumentException("the arguments cannot be serialized for the fingerprint: "

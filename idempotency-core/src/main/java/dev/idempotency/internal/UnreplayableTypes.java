@@ -24,6 +24,10 @@ public final class UnreplayableTypes {
         Map<String, String> m = new LinkedHashMap<>();
         String lazy = "a lazy, single-use sequence: a replay would have to re-run its source; return a List";
         m.put("java.util.stream.BaseStream", lazy);
+        m.put("java.util.stream.Stream", lazy);
+        m.put("java.util.stream.IntStream", lazy);
+        m.put("java.util.stream.LongStream", lazy);
+        m.put("java.util.stream.DoubleStream", lazy);
         m.put("java.util.Iterator", lazy);
         m.put("java.util.Spliterator", lazy);
         m.put("java.util.Enumeration", lazy);
@@ -63,6 +67,9 @@ public final class UnreplayableTypes {
         m.put("java.lang.reflect.Member", "a stored row would name a class and member to load");
         return Map.copyOf(m);
     }
+
+    /** Every refused class name (binary names, {@code $} for nested). */
+    public static final Set<String> NAMES = REASONS.keySet();
 
     /** Every refused class name (binary names, {@code $} for nested) with the reason. */
     public static Map<String, String> all() {

@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * MySQL and MariaDB (InnoDB).
@@ -43,12 +44,13 @@ final class MySqlDialect extends JdbcDialect {
 
     private static final Statements STATEMENTS = Statements.standard(
             // ON DUPLICATE KEY UPDATE that changes nothing: no duplicate-key error, and no other error swallowed;
-            // the duplicate branch records this claim's token (last parameter) so that the conflict can be told
+            // the duplicate branch records this claim's token (last parameter, never 0) so that the conflict can be
+            // told. The token is the IF's condition: an assignment under IS NULL is folded away by the optimizer
             """
             INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
                                  created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
-            ON DUPLICATE KEY UPDATE key_hash = IF((@idempotency_claim_token := ?) IS NULL, key_hash, key_hash)
+            ON DUPLICATE KEY UPDATE key_hash = IF(@idempotency_claim_token := ?, key_hash, key_hash)
             """,
             """
             SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
@@ -80,7 +82,7 @@ final class MySqlDialect extends JdbcDialect {
     }
 
     @Override
-    Instant instant(ResultSet rs, int column) throws SQLException {
+    @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
         LocalDateTime t = rs.getObject(column, LocalDateTime.class);
         return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }
@@ -131,6 +133,9 @@ final class MySqlDialect extends JdbcDialect {
     @Override
     boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException {
         long token = CLAIM_TOKENS.incrementAndGet();
+        if (token == 0) {
+            token = CLAIM_TOKENS.incrementAndGet();
+        }
         try (PreparedStatement ps = con.prepareStatement(sql.insert())) {
             binder.bind(ps);
             ps.setLong(9, token);

@@ -11,6 +11,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.Parameter;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -48,10 +49,15 @@ import org.springframework.util.ReflectionUtils;
 @Aspect
 public class IdempotentAspect implements Ordered {
 
+    private static final String DEFAULT_TTL = defaultOf("ttl");
+    private static final String DEFAULT_LOCK_TIMEOUT = defaultOf("lockTimeout");
+
     private final IdempotentExecutor executor;
     private final KeyResolver keys;
     private final ConcurrentMap<MethodClassKey, Descriptor> descriptors = new ConcurrentHashMap<>();
     private int order = Ordered.LOWEST_PRECEDENCE;
+    private @Nullable Duration defaultTtl;
+    private @Nullable Duration defaultLockTimeout;
 
     /** An aspect with the restricted {@link KeyResolver#create() KeyResolver}. */
     public IdempotentAspect(IdempotentExecutor executor) {
@@ -112,9 +118,12 @@ public class IdempotentAspect implements Ordered {
                 : ann.operation().trim();
         IdempotentOperation<Object> operation = IdempotentOperation
                 .builder(name, ann.tier(), ResultType.ofType(method.getGenericReturnType()))
-                .ttl(Durations.parse(ann.ttl(), "ttl of " + signature))
-                .lockTimeout(Durations.parse(ann.lockTimeout(), "lockTimeout of " + signature))
+                .ttl(defaultTtl != null && ann.ttl().equals(DEFAULT_TTL) ? defaultTtl
+                        : Durations.parse(ann.ttl(), "ttl of " + signature))
+                .lockTimeout(defaultLockTimeout != null && ann.lockTimeout().equals(DEFAULT_LOCK_TIMEOUT)
+                        ? defaultLockTimeout : Durations.parse(ann.lockTimeout(), "lockTimeout of " + signature))
                 .ignoredArguments(ignored(method, invoked))
+                .replayExceptions(ann.replayExceptions())
                 .description(description)
                 .build();
         if (ann.tier() == Tier.READ_ONLY) {
@@ -146,6 +155,14 @@ public class IdempotentAspect implements Ordered {
         return positions.stream().mapToInt(Integer::intValue).toArray();
     }
 
+    private static String defaultOf(String element) {
+        try {
+            return (String) Idempotent.class.getMethod(element).getDefaultValue();
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** {@code OrderService.createOrder(String, OrderRequest)}. */
     static String signature(Method method) {
         return method.getDeclaringClass().getSimpleName() + "." + method.getName()
@@ -164,6 +181,32 @@ public class IdempotentAspect implements Ordered {
      */
     public void setOrder(int order) {
         this.order = order;
+    }
+
+    /**
+     * The ttl of methods whose {@code @Idempotent} leaves {@code ttl} at its default ({@code "24h"}); a method that
+     * sets it (to anything else) keeps its own. Set before the first call; the Boot property
+     * {@code idempotency.default-ttl} sets it.
+     */
+    public void setDefaultTtl(Duration defaultTtl) {
+        this.defaultTtl = requirePositive(defaultTtl, "defaultTtl");
+    }
+
+    /**
+     * The lock timeout of methods whose {@code @Idempotent} leaves {@code lockTimeout} at its default
+     * ({@code "10s"}); a method that sets it keeps its own. Set before the first call; the Boot property
+     * {@code idempotency.default-lock-timeout} sets it.
+     */
+    public void setDefaultLockTimeout(Duration defaultLockTimeout) {
+        this.defaultLockTimeout = requirePositive(defaultLockTimeout, "defaultLockTimeout");
+    }
+
+    private static Duration requirePositive(Duration d, String what) {
+        Objects.requireNonNull(d, what);
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException("IdempotentAspect." + what + " must be positive, was " + d);
+        }
+        return d;
     }
 
     @Override

@@ -235,6 +235,18 @@ abstract class AbstractIdempotentAspectTest {
     }
 
     @Test
+    void aListedBusinessExceptionIsRecordedAndThrownAgainWithoutRunning() {
+        String account = "ACC-" + UUID.randomUUID();
+
+        assertThatThrownBy(() -> payments.withdraw(account, new BigDecimal("500.00")))
+                .isInstanceOf(InsufficientFundsException.class).hasMessageContaining("cannot cover 500.00");
+        assertThatThrownBy(() -> payments.withdraw(account, new BigDecimal("500.00")))
+                .isInstanceOf(InsufficientFundsException.class).hasMessageContaining("cannot cover 500.00");
+
+        assertThat(paymentService.charges).hasValue(1);
+    }
+
+    @Test
     void interfaceProxiesAndClassProxiesAreBothAdvised() {
         assertThat(AopUtils.isJdkDynamicProxy(payments)).isTrue();
         assertThat(AopUtils.isCglibProxy(orders)).isTrue();

@@ -9,6 +9,9 @@ public interface PaymentGateway {
 
     void refund(String paymentId, BigDecimal amount, PaymentReceipt receipt);
 
+    /** Refuses amounts over 100 with a business exception that is recorded and replayed. */
+    PaymentReceipt withdraw(String accountId, BigDecimal amount);
+
     record PaymentReceipt(String paymentId, BigDecimal amount, int attempt) {
     }
 }

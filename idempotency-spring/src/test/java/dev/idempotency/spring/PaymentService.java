@@ -31,6 +31,17 @@ public class PaymentService implements PaymentGateway {
     }
 
     @Override
+    @Idempotent(key = "'WITHDRAW:' + #accountId", tier = Tier.REVERSIBLE,
+            replayExceptions = InsufficientFundsException.class)
+    public PaymentReceipt withdraw(String accountId, BigDecimal amount) {
+        int attempt = ledger.charges.incrementAndGet();
+        if (amount.compareTo(BigDecimal.valueOf(100)) > 0) {
+            throw new InsufficientFundsException("account " + accountId + " cannot cover " + amount);
+        }
+        return new PaymentReceipt(accountId, amount, attempt);
+    }
+
+    @Override
     public void refund(String paymentId, BigDecimal amount, PaymentReceipt receipt) {
         ledger.refunds.add(receipt);
     }

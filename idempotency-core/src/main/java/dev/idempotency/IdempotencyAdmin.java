@@ -1,0 +1,385 @@
+package dev.idempotency;
+
+import dev.idempotency.codec.JacksonResultCodec;
+import dev.idempotency.codec.ResultCodec;
+import dev.idempotency.internal.Durations;
+import dev.idempotency.internal.Keys;
+import dev.idempotency.internal.RecordedExceptions;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyRecord.Status;
+import dev.idempotency.store.IdempotencyStore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URL;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What an operator (or an operator's endpoint) needs: the inventory of idempotent operations, and, for one key, its
+ * state, its eviction, and the resolution of an outcome nobody knows ({@link Status#NEEDS_REVIEW}: an
+ * {@link Tier#IRREVERSIBLE} call that started and never finished).
+ *
+ * <pre>{@code
+ * IdempotencyAdmin admin = IdempotencyAdmin.builder(store).build();
+ * admin.find("Payments.refund", "REFUND:R-1");            // status, readable key, createdAt, expiresAt, leaseUntil
+ * // the gateway says the refund went out: later calls replay this receipt
+ * admin.resolveExecuted("Payments.refund", "REFUND:R-1", receipt, ResultType.of(Receipt.class), Duration.ofDays(7));
+ * // or it did not: the next call runs
+ * admin.release("Payments.refund", "REFUND:R-1");
+ * }</pre>
+ *
+ * <p>A key is named as the application names it: the operation, the key the expression yields, and the scope (a
+ * tenant) when an {@link IdempotencyScope} is in use; the stored identity is computed from them exactly as the
+ * executor does. Give the admin the codec the executor uses, so that a result it records replays.
+ *
+ * <p>Thread-safe. The inventory is read once, at the first call of {@link #operations()}.
+ */
+public final class IdempotencyAdmin {
+
+    /** Where the annotation processor writes the inventory of a compilation, in its class output. */
+    public static final String OPERATIONS_RESOURCE = "META-INF/idempotency/operations.json";
+
+    private static final System.Logger LOG = System.getLogger(IdempotencyAdmin.class.getName());
+    private static final int FORMAT = 1;
+
+    private final IdempotencyStore store;
+    private final ResultCodec codec;
+    private final Clock clock;
+    private final ClassLoader classLoader;
+    private volatile @Nullable List<Operation> operations;
+
+    private IdempotencyAdmin(Builder b) {
+        this.store = b.store;
+        this.codec = b.codec;
+        this.clock = b.clock;
+        this.classLoader = b.classLoader;
+    }
+
+    /** Starts an admin on {@code store}. */
+    public static Builder builder(IdempotencyStore store) {
+        return new Builder(store);
+    }
+
+    /**
+     * One idempotent operation, as the annotation processor found it in the source.
+     *
+     * @param name           the operation name: the scope of its keys
+     * @param className      the binary name of the declaring class ({@code com.example.Payments$Gateway})
+     * @param method         the method name
+     * @param parameterTypes the erased parameter types, as {@link Class#getTypeName()} writes them
+     * @param returnType     the declared return type, generics included
+     * @param tier           the tier
+     * @param key            the key expression (empty for a {@link Tier#READ_ONLY} one without)
+     * @param ttl            how long a completed outcome is replayed
+     * @param compensate     the compensation method's name, or null
+     * @param lockTimeout    how long a duplicate waits for an attempt in flight
+     */
+    public record Operation(
+            String name,
+            String className,
+            String method,
+            List<String> parameterTypes,
+            String returnType,
+            Tier tier,
+            String key,
+            Duration ttl,
+            @Nullable String compensate,
+            Duration lockTimeout) {
+
+        public Operation {
+            Objects.requireNonNull(name, "name");
+            Objects.requireNonNull(className, "className");
+            Objects.requireNonNull(method, "method");
+            parameterTypes = List.copyOf(parameterTypes);
+            Objects.requireNonNull(returnType, "returnType");
+            Objects.requireNonNull(tier, "tier");
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(ttl, "ttl");
+            Objects.requireNonNull(lockTimeout, "lockTimeout");
+        }
+    }
+
+    /**
+     * The state of one key, as the store holds it.
+     *
+     * @param operation  the operation name
+     * @param key        the readable key (cut to 255 characters)
+     * @param tier       the operation's tier
+     * @param status     in flight, completed, or needing review
+     * @param hasResult  whether a result is recorded (it is replayed to a call with the same arguments)
+     * @param createdAt  when the key was first claimed
+     * @param expiresAt  when a completed outcome stops being replayed
+     * @param leaseUntil until when an in-flight claim is protected; null once completed
+     * @param stale      an in-flight claim whose lease ran out: its attempt crashed
+     * @param expired    a completed outcome past its time to live: the next call runs again
+     */
+    public record Entry(
+            String operation,
+            String key,
+            Tier tier,
+            Status status,
+            boolean hasResult,
+            Instant createdAt,
+            Instant expiresAt,
+            @Nullable Instant leaseUntil,
+            boolean stale,
+            boolean expired) {
+    }
+
+    /**
+     * Every idempotent operation compiled with the annotation processor that this class loader sees: the union of
+     * every {@value #OPERATIONS_RESOURCE} on the class path, sorted by name.
+     *
+     * @return an immutable list, empty when no module was compiled with the processor
+     * @throws IllegalStateException naming the file, if one cannot be read
+     */
+    public List<Operation> operations() {
+        List<Operation> loaded = operations;
+        if (loaded == null) {
+            loaded = load();
+            operations = loaded;
+        }
+        return loaded;
+    }
+
+    /** The operation of that name in {@link #operations()}. */
+    public Optional<Operation> operation(String name) {
+        return operations().stream().filter(o -> o.name().equals(name)).findFirst();
+    }
+
+    /** The state of {@code key} of {@code operation}, with no scope. */
+    public Optional<Entry> find(String operation, String key) {
+        return find(operation, "", key);
+    }
+
+    /**
+     * The state of a key.
+     *
+     * @param operation the operation name
+     * @param scope     what the {@link IdempotencyScope} returned for the call (a tenant); empty for none
+     * @param key       the key, as the key expression yielded it
+     * @throws IllegalArgumentException if the key could never have been accepted (blank, too long, control characters)
+     */
+    public Optional<Entry> find(String operation, String scope, String key) {
+        Instant now = now();
+        return store.find(hash(operation, scope, key)).map(r -> new Entry(r.operation(), r.key(), r.tier(),
+                r.status(), r.result() != null, r.createdAt(), r.expiresAt(), r.leaseUntil(), r.isStale(now),
+                r.isExpired(now)));
+    }
+
+    /** Deletes the record of {@code key} of {@code operation}, with no scope, whatever its status. */
+    public boolean evict(String operation, String key) {
+        return evict(operation, "", key);
+    }
+
+    /**
+     * Deletes the record of a key whatever its status: the next call with it runs. Evicting an in-flight key lets a
+     * duplicate run beside the attempt still holding it; evict completed or expired keys, and resolve the ones that
+     * need review with {@link #release} or {@link #resolveExecuted}.
+     *
+     * @return false if there was no record
+     */
+    public boolean evict(String operation, String scope, String key) {
+        return store.resolve(hash(operation, scope, key), null, now());
+    }
+
+    /** {@link #release(String, String, String)} with no scope. */
+    public boolean release(String operation, String key) {
+        return release(operation, "", key);
+    }
+
+    /**
+     * Resolves a key whose outcome is unknown as <em>not executed</em>: the record is deleted and the next call runs.
+     * Use it when the side effect is known not to have happened.
+     *
+     * @return false if there was no record
+     * @throws IllegalStateException if the record is completed, or in flight with its lease still running (an
+     *                               attempt may be running): only an unknown outcome is resolved
+     */
+    public boolean release(String operation, String scope, String key) {
+        byte[] hash = hash(operation, scope, key);
+        Optional<IdempotencyRecord> record = store.find(hash);
+        if (record.isEmpty()) {
+            return false;
+        }
+        requireUnknown(record.get());
+        return store.resolve(hash, null, now());
+    }
+
+    /** {@link #resolveExecuted(String, String, String, Object, ResultType, Duration)} with no scope. */
+    public <T> boolean resolveExecuted(String operation, String key, @Nullable T result, ResultType<T> resultType,
+            Duration ttl) {
+        return resolveExecuted(operation, "", key, result, resultType, ttl);
+    }
+
+    /**
+     * Resolves a key whose outcome is unknown as <em>executed</em>, with the result the call would have returned:
+     * the record becomes completed, and every later call with the same arguments replays {@code result} until
+     * {@code ttl} from now.
+     *
+     * @param result     what the method returned, or would have (null for a {@code void} one)
+     * @param resultType the method's declared return type, as the executor's operation declares it
+     * @return false if there was no record
+     * @throws IllegalStateException      if the record is completed, or in flight with its lease still running
+     * @throws IdempotencyReplayException if the codec cannot encode {@code result} as {@code resultType}
+     */
+    public <T> boolean resolveExecuted(String operation, String scope, String key, @Nullable T result,
+            ResultType<T> resultType, Duration ttl) {
+        Objects.requireNonNull(resultType, "resultType");
+        if (ttl.isNegative() || ttl.isZero()) {
+            throw new IllegalArgumentException("ttl must be positive, was " + ttl);
+        }
+        byte[] hash = hash(operation, scope, key);
+        Optional<IdempotencyRecord> record = store.find(hash);
+        if (record.isEmpty()) {
+            return false;
+        }
+        requireUnknown(record.get());
+        byte[] data = codec.encode(result, resultType.type());
+        if (RecordedExceptions.isException(data)) {
+            // the byte 0x00 marks a recorded exception: a value must never look like one
+            throw new IdempotencyReplayException("operation " + operation + " key '" + key + "': the result codec"
+                    + " wrote a value starting with the byte 0x00, which marks a recorded exception");
+        }
+        return store.resolve(hash, data, now().plus(ttl));
+    }
+
+    private void requireUnknown(IdempotencyRecord r) {
+        if (r.status() == Status.NEEDS_REVIEW || r.isStale(now())) {
+            return;
+        }
+        throw new IllegalStateException("operation " + r.operation() + " key '" + r.key() + "' is " + r.status()
+                + (r.status() == Status.IN_FLIGHT ? " with its lease running until " + r.leaseUntil()
+                        + " (an attempt may still be running)" : "")
+                + ": only an unknown outcome (NEEDS_REVIEW, or in flight past its lease) is resolved; use evict to"
+                + " delete a record whatever its status");
+    }
+
+    private static byte[] hash(String operation, String scope, String key) {
+        Objects.requireNonNull(operation, "operation");
+        Objects.requireNonNull(scope, "scope");
+        try {
+            return Keys.hash(operation, scope, Keys.normalize(key));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("operation " + operation + ": no key '" + key + "' can exist: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    private Instant now() {
+        return clock.instant().truncatedTo(ChronoUnit.MILLIS);
+    }
+
+    private List<Operation> load() {
+        JsonMapper mapper = JsonMapper.builder().build();
+        List<Operation> all = new ArrayList<>();
+        Enumeration<URL> files;
+        try {
+            files = classLoader.getResources(OPERATIONS_RESOURCE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + OPERATIONS_RESOURCE + " on the class path", e);
+        }
+        while (files.hasMoreElements()) {
+            URL url = files.nextElement();
+            try (InputStream in = url.openStream()) {
+                all.addAll(parse(mapper.readTree(in)));
+            } catch (IOException | RuntimeException e) {
+                throw new IllegalStateException("cannot read the idempotent operations of " + url + ": "
+                        + e.getMessage(), e);
+            }
+        }
+        all.sort(Comparator.comparing(Operation::name).thenComparing(Operation::className));
+        Map<String, Operation> byName = new HashMap<>();
+        for (Operation o : all) {
+            Operation other = byName.putIfAbsent(o.name(), o);
+            if (other != null) {
+                LOG.log(System.Logger.Level.WARNING, "operation " + o.name() + " is declared by both "
+                        + other.className() + "." + other.method() + " and " + o.className() + "." + o.method()
+                        + " (compiled separately): their keys share one key space");
+            }
+        }
+        return Collections.unmodifiableList(all);
+    }
+
+    private static List<Operation> parse(JsonNode root) {
+        JsonNode format = root.get("format");
+        if (format == null || !format.isInt() || format.intValue() != FORMAT) {
+            throw new IllegalStateException("it has format " + format + ", this library reads format " + FORMAT
+                    + ": compile it with the annotation processor of the same version");
+        }
+        List<Operation> found = new ArrayList<>();
+        for (JsonNode op : root.get("operations")) {
+            String name = text(op, "operation");
+            List<String> parameters = new ArrayList<>();
+            for (JsonNode p : op.get("parameterTypes")) {
+                parameters.add(p.stringValue());
+            }
+            JsonNode compensate = op.get("compensate");
+            found.add(new Operation(name, text(op, "class"), text(op, "method"), parameters,
+                    text(op, "returnType"), Tier.valueOf(text(op, "tier")), text(op, "key"),
+                    Durations.parse(text(op, "ttl"), "ttl of " + name),
+                    compensate == null || compensate.isNull() ? null : compensate.stringValue(),
+                    Durations.parse(text(op, "lockTimeout"), "lockTimeout of " + name)));
+        }
+        return found;
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode value = node.get(field);
+        if (value == null || !value.isString()) {
+            throw new IllegalStateException("an operation has no text field '" + field + "': " + node);
+        }
+        return value.stringValue();
+    }
+
+    /** Builds an {@link IdempotencyAdmin}. */
+    public static final class Builder {
+        private final IdempotencyStore store;
+        private ResultCodec codec = JacksonResultCodec.create();
+        private Clock clock = Clock.systemUTC();
+        private ClassLoader classLoader;
+
+        private Builder(IdempotencyStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+            ClassLoader context = Thread.currentThread().getContextClassLoader();
+            this.classLoader = context != null ? context : IdempotencyAdmin.class.getClassLoader();
+        }
+
+        /** Encodes resolved results; give the executor's codec, so that they replay. Default: the Jackson codec. */
+        public Builder codec(ResultCodec codec) {
+            this.codec = Objects.requireNonNull(codec, "codec");
+            return this;
+        }
+
+        /** The clock of expiries and of staleness; the executor's. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Where to look for {@value IdempotencyAdmin#OPERATIONS_RESOURCE}; default: the thread's context loader. */
+        public Builder classLoader(ClassLoader classLoader) {
+            this.classLoader = Objects.requireNonNull(classLoader, "classLoader");
+            return this;
+        }
+
+        public IdempotencyAdmin build() {
+            return new IdempotencyAdmin(this);
+        }
+    }
+}

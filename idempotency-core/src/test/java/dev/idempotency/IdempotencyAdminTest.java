@@ -1,0 +1,221 @@
+package dev.idempotency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.store.IdempotencyRecord.Status;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The operator's view: the inventory, and one key's state, eviction and resolution. */
+class IdempotencyAdminTest {
+
+    private final TierRulesTest.MutableClock clock = new TierRulesTest.MutableClock(
+            Instant.parse("2026-01-01T10:00:00Z"));
+    private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+    private final IdempotentExecutor executor = IdempotentExecutor.builder(store).clock(clock).build();
+    private final IdempotencyAdmin admin = IdempotencyAdmin.builder(store).clock(clock).build();
+    private final IdempotentOperation<String> orders = IdempotentOperation
+            .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(String.class)).ttl("1h").build();
+
+    private static final String PAYMENTS_JSON = """
+            {
+              "format" : 1,
+              "operations" : [
+                {
+                  "operation" : "payments.send",
+                  "class" : "com.example.Payments$Gateway",
+                  "method" : "send",
+                  "parameterTypes" : [ "java.lang.String", "long" ],
+                  "returnType" : "java.util.List<com.example.Receipt>",
+                  "tier" : "IRREVERSIBLE",
+                  "key" : "'SEND:' + #p0",
+                  "ttl" : "7d",
+                  "compensate" : null,
+                  "lockTimeout" : "30s"
+                }
+              ]
+            }
+            """;
+    private static final String ORDERS_JSON = """
+            {
+              "format" : 1,
+              "operations" : [
+                {
+                  "operation" : "Orders.create",
+                  "class" : "com.example.Orders",
+                  "method" : "create",
+                  "parameterTypes" : [ "java.lang.String" ],
+                  "returnType" : "com.example.Receipt",
+                  "tier" : "REVERSIBLE",
+                  "key" : "#orderNo",
+                  "ttl" : "24h",
+                  "compensate" : "cancel",
+                  "lockTimeout" : "10s"
+                }
+              ]
+            }
+            """;
+
+    private static ClassLoader classPath(Path... roots) throws IOException {
+        URL[] urls = new URL[roots.length];
+        for (int i = 0; i < roots.length; i++) {
+            urls[i] = roots[i].toUri().toURL();
+        }
+        return new URLClassLoader(urls, null);
+    }
+
+    private static Path module(Path dir, String json) throws IOException {
+        Path file = dir.resolve(IdempotencyAdmin.OPERATIONS_RESOURCE);
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, json);
+        return dir;
+    }
+
+    @Test
+    void operationsAreEveryInventoryOnTheClassPathSortedByName(@TempDir Path a, @TempDir Path b) throws IOException {
+        IdempotencyAdmin withTwoModules = IdempotencyAdmin.builder(store)
+                .classLoader(classPath(module(a, PAYMENTS_JSON), module(b, ORDERS_JSON))).build();
+
+        List<IdempotencyAdmin.Operation> operations = withTwoModules.operations();
+        assertThat(operations).extracting(IdempotencyAdmin.Operation::name)
+                .containsExactly("Orders.create", "payments.send");
+        assertThat(operations.get(1)).isEqualTo(new IdempotencyAdmin.Operation("payments.send",
+                "com.example.Payments$Gateway", "send", List.of("java.lang.String", "long"),
+                "java.util.List<com.example.Receipt>", Tier.IRREVERSIBLE, "'SEND:' + #p0", Duration.ofDays(7), null,
+                Duration.ofSeconds(30)));
+        assertThat(operations.get(0).compensate()).isEqualTo("cancel");
+        assertThat(operations.get(0).ttl()).isEqualTo(Duration.ofHours(24));
+        assertThatThrownBy(() -> operations.add(operations.get(0))).isInstanceOf(UnsupportedOperationException.class);
+        assertThat(withTwoModules.operation("payments.send")).get()
+                .extracting(IdempotencyAdmin.Operation::tier).isEqualTo(Tier.IRREVERSIBLE);
+        assertThat(withTwoModules.operation("nope")).isEmpty();
+    }
+
+    @Test
+    void noInventoryIsAnEmptyList(@TempDir Path empty) throws IOException {
+        assertThat(IdempotencyAdmin.builder(store).classLoader(classPath(empty)).build().operations()).isEmpty();
+    }
+
+    @Test
+    void anUnreadableInventoryNamesItsFile(@TempDir Path a, @TempDir Path b) throws IOException {
+        IdempotencyAdmin future = IdempotencyAdmin.builder(store)
+                .classLoader(classPath(module(a, "{ \"format\" : 2, \"operations\" : [ ] }"))).build();
+        assertThatThrownBy(future::operations).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(a.getFileName().toString()).hasMessageContaining("this library reads format 1");
+        IdempotencyAdmin broken = IdempotencyAdmin.builder(store)
+                .classLoader(classPath(module(b, "{ \"format\" : 1, \"operations\" : [ { \"operation\" : 3 } ] }")))
+                .build();
+        assertThatThrownBy(broken::operations).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(b.getFileName().toString()).hasMessageContaining("'operation'");
+    }
+
+    @Test
+    void findShowsTheStateOfAKey() {
+        assertThat(admin.find("Orders.create", "ORDER:1")).isEmpty();
+        executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
+
+        IdempotencyAdmin.Entry entry = admin.find("Orders.create", "ORDER:1").orElseThrow();
+        assertThat(entry).isEqualTo(new IdempotencyAdmin.Entry("Orders.create", "ORDER:1", Tier.REVERSIBLE,
+                Status.COMPLETED, true, clock.instant(), clock.instant().plus(Duration.ofHours(1)), null, false,
+                false));
+        clock.advance(Duration.ofHours(1));
+        assertThat(admin.find("Orders.create", "ORDER:1")).get().extracting(IdempotencyAdmin.Entry::expired)
+                .isEqualTo(true);
+        assertThat(admin.find("Orders.other", "ORDER:1")).as("the operation is part of the identity").isEmpty();
+    }
+
+    @Test
+    void aScopedKeyIsFoundOnlyInItsScope() {
+        IdempotentExecutor tenantA = IdempotentExecutor.builder(store).clock(clock).scope(() -> "tenant-a").build();
+        tenantA.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
+
+        assertThat(admin.find("Orders.create", "tenant-a", "ORDER:1")).isPresent();
+        assertThat(admin.find("Orders.create", "ORDER:1")).isEmpty();
+        assertThat(admin.find("Orders.create", "tenant-b", "ORDER:1")).isEmpty();
+        assertThat(admin.evict("Orders.create", "tenant-a", "ORDER:1")).isTrue();
+        assertThat(admin.find("Orders.create", "tenant-a", "ORDER:1")).isEmpty();
+    }
+
+    @Test
+    void theKeyIsNormalizedAsTheExecutorDoes() {
+        executor.execute(orders, "CAF\u00c9", new Object[] {"x"}, () -> "receipt");
+        assertThat(admin.find("Orders.create", "CAFE\u0301")).as("NFC, like the executor").isPresent();
+        assertThatThrownBy(() -> admin.find("Orders.create", " ")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Orders.create").hasMessageContaining("the key is blank");
+    }
+
+    @Test
+    void evictedTheNextCallRunsAgain() {
+        executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "first");
+        assertThat(admin.evict("Orders.create", "ORDER:1")).isTrue();
+        assertThat(admin.evict("Orders.create", "ORDER:1")).isFalse();
+        assertThat(executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "second"))
+                .isEqualTo("second");
+    }
+
+    @Test
+    void onlyAnUnknownOutcomeIsResolved() {
+        executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
+        assertThatThrownBy(() -> admin.release("Orders.create", "ORDER:1"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Orders.create key 'ORDER:1' is COMPLETED").hasMessageContaining("evict");
+        assertThatThrownBy(() -> admin.resolveExecuted("Orders.create", "ORDER:1", "x", ResultType.of(String.class),
+                Duration.ofHours(1))).isInstanceOf(IllegalStateException.class);
+        assertThat(admin.release("Orders.create", "ORDER:2")).isFalse();
+        assertThat(admin.resolveExecuted("Orders.create", "ORDER:2", "x", ResultType.of(String.class),
+                Duration.ofHours(1))).isFalse();
+    }
+
+    @Test
+    void anInFlightClaimIsResolvedOnlyOnceItsLeaseRanOut() {
+        IdempotentOperation<String> slow = IdempotentOperation
+                .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(String.class)).lease(Duration.ofSeconds(30))
+                .build();
+        // an attempt in flight: the admin looks at its key from inside the method
+        assertThatThrownBy(() -> executor.execute(slow, "ORDER:9", new Object[] {"ORDER:9"}, () -> {
+            assertThatThrownBy(() -> admin.release("Orders.create", "ORDER:9"))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("an attempt may still be running");
+            assertThat(admin.find("Orders.create", "ORDER:9")).get().extracting(IdempotencyAdmin.Entry::status,
+                    IdempotencyAdmin.Entry::leaseUntil).containsExactly(Status.IN_FLIGHT,
+                    clock.instant().plus(Duration.ofSeconds(30)));
+            clock.advance(Duration.ofSeconds(31));
+            assertThat(admin.find("Orders.create", "ORDER:9")).get().extracting(IdempotencyAdmin.Entry::stale)
+                    .isEqualTo(true);
+            assertThat(admin.resolveExecuted("Orders.create", "ORDER:9", "by hand", ResultType.of(String.class),
+                    Duration.ofHours(1))).isTrue();
+            return "too late";
+        })).as("the attempt that outlived its lease learns that its claim was resolved meanwhile")
+                .isInstanceOf(IdempotencyStoreException.class).hasMessageContaining("taken over or evicted");
+        assertThat(executor.execute(slow, "ORDER:9", new Object[] {"ORDER:9"}, () -> "again"))
+                .isEqualTo("by hand");
+    }
+
+    @Test
+    void aResolvedResultIsEncodedAsTheDeclaredGenericType() {
+        IdempotentOperation<List<Instant>> times = IdempotentOperation
+                .builder("Clock.ticks", Tier.IRREVERSIBLE, new ResultType<List<Instant>>() { })
+                .lease(Duration.ofSeconds(5)).build();
+        IdempotentExecutor crashing = IdempotentExecutor.builder(new TierRulesTest.DiesBeforeRecording(store))
+                .clock(clock).build();
+        assertThatThrownBy(() -> crashing.execute(times, "T", new Object[0], () -> List.of(clock.instant())))
+                .isInstanceOf(IdempotencyStoreException.class);
+        clock.advance(Duration.ofSeconds(6));
+
+        Instant tick = Instant.parse("2026-01-01T10:00:00Z");
+        assertThat(admin.resolveExecuted("Clock.ticks", "T", List.of(tick), new ResultType<List<Instant>>() { },
+                Duration.ofHours(1))).isTrue();
+        List<Instant> replayed = executor.execute(times, "T", new Object[0], () -> List.of());
+        assertThat(replayed).containsExactly(tick);
+        assertThat(replayed.get(0)).isInstanceOf(Instant.class);
+    }
+}

@@ -1,0 +1,193 @@
+package dev.idempotency.internal;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResultType;
+import dev.idempotency.Tier;
+import dev.idempotency.codec.JacksonResultCodec;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import java.math.BigDecimal;
+import java.time.LocalDate;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntPredicate;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.PropertyNamingStrategies;
+import tools.jackson.databind.json.JsonMapper;
+
+class FingerprintsTest {
+
+    static final IntPredicate NONE = i -> false;
+
+    final Fingerprints fingerprints = new Fingerprints(JacksonResultCodec.defaultMapper());
+
+    public record Address(String street, String city) { }
+
+    public record Request(String customer, BigDecimal amount, Map<String, Object> attributes, Set<String> tags,
+            List<Address> addresses) { }
+
+    String hex(Object... args) {
+        return HexFormat.of().formatHex(fingerprints.fingerprint(args, NONE));
+    }
+
+    String json(Object... args) {
+        return new String(fingerprints.canonicalJson(args, NONE), UTF_8);
+    }
+
+    static Map<String, Object> inOrder(Map<String, Object> target, String... keys) {
+        Map<String, Object> source = Map.of("b", 2, "a", 1, "c", Map.of("y", List.of(1, 2), "x", "X"), "d", "D");
+        for (String k : keys) {
+            target.put(k, source.get(k));
+        }
+        return target;
+    }
+
+    @Test
+    void everyMapOrderingGivesTheSameFingerprint() {
+        String linked = hex(inOrder(new LinkedHashMap<>(), "a", "b", "c", "d"));
+        assertThat(hex(inOrder(new LinkedHashMap<>(), "d", "c", "b", "a"))).isEqualTo(linked);
+        assertThat(hex(inOrder(new HashMap<>(), "c", "a", "d", "b"))).isEqualTo(linked);
+        assertThat(hex(inOrder(new TreeMap<>(), "b", "d", "a", "c"))).isEqualTo(linked);
+        assertThat(hex(inOrder(new TreeMap<>(Comparator.reverseOrder()), "a", "b", "c", "d"))).isEqualTo(linked);
+    }
+
+    @Test
+    void nestedMapsInRecordsAndListsAreSortedAtEveryDepth() {
+        Map<String, Object> inner1 = new LinkedHashMap<>();
+        inner1.put("z", 1);
+        inner1.put("a", List.of(Map.of("q", 1, "p", 2)));
+        Map<String, Object> inner2 = new TreeMap<>(Comparator.reverseOrder());
+        inner2.putAll(inner1);
+
+        Request r1 = new Request("c-1", new BigDecimal("9.90"), Map.of("inner", inner1), Set.of("x"), List.of());
+        Request r2 = new Request("c-1", new BigDecimal("9.90"), Map.of("inner", inner2), Set.of("x"), List.of());
+        assertThat(hex(r1)).isEqualTo(hex(r2));
+        assertThat(json(inner2)).isEqualTo("[{\"a\":[{\"p\":2,\"q\":1}],\"z\":1}]");
+    }
+
+    @Test
+    void setsGiveTheSameFingerprintWhateverTheirIterationOrder() {
+        List<String> words = List.of("pear", "apple", "fig", "banana", "kiwi", "cherry");
+        Set<String> hash = new HashSet<>(words);
+        Set<String> tree = new TreeSet<>(Comparator.reverseOrder());
+        tree.addAll(words);
+        List<String> backwards = new java.util.ArrayList<>(words);
+        Collections.reverse(backwards);
+        Set<String> linked = new LinkedHashSet<>(backwards);
+        assertThat(hex(hash)).isEqualTo(hex(tree)).isEqualTo(hex(linked));
+
+        Set<Address> records = new LinkedHashSet<>(List.of(new Address("b", "B"), new Address("a", "A")));
+        Set<Address> reversed = new LinkedHashSet<>(List.of(new Address("a", "A"), new Address("b", "B")));
+        assertThat(hex(records)).isEqualTo(hex(reversed));
+    }
+
+    @Test
+    void listsKeepTheirOrderAndArgumentsTheirPosition() {
+        assertThat(hex(List.of(1, 2))).isNotEqualTo(hex(List.of(2, 1)));
+        assertThat(hex("a", "b")).isNotEqualTo(hex("b", "a"));
+        assertThat(hex((Object) null)).isNotEqualTo(hex());
+        assertThat(hex("1")).isNotEqualTo(hex(1));
+    }
+
+    @Test
+    void bigDecimalsDifferByScaleAsEqualsSays() {
+        assertThat(hex(new BigDecimal("1.50"))).isNotEqualTo(hex(new BigDecimal("1.5")));
+        assertThat(json(new BigDecimal("1.50"))).isEqualTo("[1.50]");
+    }
+
+    @Test
+    void ignoredPositionsAreLeftOut() {
+        IntPredicate traceId = i -> i == 1;
+        assertThat(fingerprints.fingerprint(new Object[] {"order", "trace-1"}, traceId))
+                .isEqualTo(fingerprints.fingerprint(new Object[] {"order", "trace-2"}, traceId))
+                .isEqualTo(fingerprints.fingerprint(new Object[] {"order"}, NONE));
+    }
+
+    @Test
+    void keysThatSerializeAlikeAreRefusedRatherThanMerged() {
+        Map<Object, Object> clash = new HashMap<>();
+        clash.put(1, "int");
+        clash.put("1", "string");
+        assertThatThrownBy(() -> fingerprints.fingerprint(new Object[] {clash}, NONE))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("fingerprint");
+    }
+
+    @Test
+    void theApplicationsMapperShapesTheCanonicalForm() {
+        Fingerprints snake = new Fingerprints(JsonMapper.builder()
+                .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE).build());
+        record Named(String firstName, String lastName) { }
+        assertThat(new String(snake.canonicalJson(new Object[] {new Named("Ada", "Lovelace")}, NONE), UTF_8))
+                .isEqualTo("[{\"first_name\":\"Ada\",\"last_name\":\"Lovelace\"}]");
+    }
+
+    /**
+     * The golden value: computed once and pinned, so a change of canonical form (a Jackson upgrade, a new feature)
+     * that would turn every stored key into "reused with different arguments" after a deployment fails here first.
+     */
+    @Test
+    void aFixedArgumentSetHasAPinnedFingerprintAcrossJvmRestarts() {
+        Map<String, Object> attributes = new HashMap<>();
+        attributes.put("channel", "web");
+        attributes.put("priority", 2);
+        attributes.put("nested", Map.of("b", true, "a", List.of("x", "y")));
+        Request request = new Request("cust-42", new BigDecimal("1234.50"), attributes,
+                new HashSet<>(List.of("gift", "express", "fragile")),
+                List.of(new Address("1 Main St", "Springfield"), new Address("Rue de l'Église 5", "Zürich")));
+        Object[] args = {"APPROVAL-7", request, LocalDate.of(2026, 11, 29), 3L, null, "trace-ignored"};
+        IntPredicate ignoreLast = i -> i == 5;
+
+        assertThat(new String(fingerprints.canonicalJson(args, ignoreLast), UTF_8)).isEqualTo(
+                "[\"APPROVAL-7\",{\"addresses\":[{\"city\":\"Springfield\",\"street\":\"1 Main St\"},"
+                        + "{\"city\":\"Zürich\",\"street\":\"Rue de l'Église 5\"}],\"amount\":1234.50,"
+                        + "\"attributes\":{\"channel\":\"web\",\"nested\":{\"a\":[\"x\",\"y\"],\"b\":true},"
+                        + "\"priority\":2},\"customer\":\"cust-42\",\"tags\":[\"express\",\"fragile\",\"gift\"]},"
+                        + "\"2026-11-29\",3,null]");
+        assertThat(HexFormat.of().formatHex(fingerprints.fingerprint(args, ignoreLast)))
+                .isEqualTo(GOLDEN);
+    }
+
+    static final String GOLDEN = "3dcc4c318c345333fd843c7ba422cc1a2c92cd5b2a50436981e0648f35c344b4";
+
+    @Test
+    void throughTheExecutorAReorderedMapReplaysAndAChangedArgumentIsRefusedWithoutThePayload() {
+        IdempotentExecutor executor = IdempotentExecutor.builder(new InMemoryIdempotencyStore()).build();
+        IdempotentOperation<String> op = IdempotentOperation
+                .builder("Orders.place", Tier.REVERSIBLE, ResultType.of(String.class))
+                .ignoredArguments(1)
+                .build();
+        AtomicInteger runs = new AtomicInteger();
+        Map<String, Object> first = inOrder(new LinkedHashMap<>(), "a", "b", "c", "d");
+        Map<String, Object> reordered = inOrder(new HashMap<>(), "d", "c", "b", "a");
+
+        executor.execute(op, "K-1", new Object[] {first, "trace-1"}, () -> "r" + runs.incrementAndGet());
+        assertThat(executor.execute(op, "K-1", new Object[] {reordered, "trace-2"},
+                () -> "r" + runs.incrementAndGet())).isEqualTo("r1");
+
+        Map<String, Object> changed = inOrder(new HashMap<>(), "a", "b", "c");
+        changed.put("d", "jane.doe@example.com");
+        assertThatThrownBy(() -> executor.execute(op, "K-1", new Object[] {changed, "trace-3"},
+                () -> "r" + runs.incrementAndGet()))
+                .isInstanceOf(IdempotencyKeyReusedException.class)
+                .hasMessageContaining("Orders.place").hasMessageContaining("K-1")
+                .hasMessageNotContaining("jane.doe").hasMessageNotContaining("trace");
+        assertThat(runs).hasValue(1);
+    }
+}

@@ -1,0 +1,58 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.TransactionBridge;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.tck.AbstractStoreTransactionTest;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * The whole store TCK, transactions included, on one database: each test gets its own table, created from the
+ * dialect's shipped script and dropped afterwards. Subclasses supply the {@link DataSource}.
+ */
+abstract class AbstractJdbcStoreTck extends AbstractStoreTransactionTest {
+
+    private String table;
+    private TransactionTemplate transactions;
+
+    /** The database; the same for every test of the class. */
+    protected abstract DataSource dataSource();
+
+    /** The dialect whose script creates the table; the store itself detects it from the metadata. */
+    protected abstract JdbcDialect dialect();
+
+    @Override
+    protected IdempotencyStore createStore() {
+        table = TestSchema.uniqueTableName();
+        TestSchema.create(dataSource(), dialect(), table);
+        transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
+        org.assertj.core.api.Assertions.assertThat(store.dialect()).isSameAs(dialect());
+        return store;
+    }
+
+    @Override
+    protected void destroyStore(IdempotencyStore store) {
+        TestSchema.drop(dataSource(), table);
+    }
+
+    @Override
+    protected TransactionBridge transactionBridge() {
+        return new SpringTransactionBridge();
+    }
+
+    @Override
+    protected <T> T inTransaction(Supplier<T> work) {
+        return transactions.execute(status -> work.get());
+    }
+
+    @Override
+    protected void inRolledBackTransaction(Runnable work) {
+        transactions.executeWithoutResult(status -> {
+            work.run();
+            status.setRollbackOnly();
+        });
+    }
+}

@@ -1,0 +1,312 @@
+package dev.idempotency.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResultType;
+import dev.idempotency.Tier;
+import dev.idempotency.internal.Keys;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyRecord.Status;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/**
+ * Two real transactions on one key (CONTRACT §4), on a real database: the duplicate blocks on the uncommitted claim,
+ * then replays, or acquires after a rollback, or gives up after its lock timeout; and the caller's transaction stays
+ * usable after a conflicting claim.
+ */
+abstract class AbstractTransactionBehaviourTest {
+
+    protected String table;
+    protected JdbcTemplate jdbc;
+    protected TransactionTemplate tx;
+    protected JdbcIdempotencyStore store;
+    protected IdempotentExecutor executor;
+
+    /** The database. */
+    protected abstract DataSource dataSource();
+
+    protected abstract JdbcDialect dialect();
+
+    /** Whether a session is waiting for a row lock in a statement on {@code table}. */
+    protected abstract boolean isWaitingForLock(String table);
+
+    /** What the database says of its sessions, for a failure message. */
+    protected abstract String lockDiagnostics();
+
+    @BeforeEach
+    void createTables() {
+        table = TestSchema.uniqueTableName();
+        TestSchema.create(dataSource(), dialect(), table);
+        jdbc = new JdbcTemplate(dataSource());
+        jdbc.execute("CREATE TABLE " + table + "_biz (id VARCHAR(64) PRIMARY KEY)");
+        tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
+        store = JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
+        executor = IdempotentExecutor.builder(store).transactions(new SpringTransactionBridge()).build();
+    }
+
+    @AfterEach
+    void dropTables() {
+        TestSchema.drop(dataSource(), table + "_biz");
+        TestSchema.drop(dataSource(), table);
+    }
+
+    protected static IdempotentOperation<String> operation(Duration lockTimeout) {
+        return IdempotentOperation.builder("Orders.create", Tier.REVERSIBLE, ResultType.of(String.class))
+                .lockTimeout(lockTimeout).build();
+    }
+
+    protected ClaimRequest request(String key, Duration lockTimeout) {
+        Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
+        return new ClaimRequest(Keys.hash("Orders.create", "", key), "Orders.create", key,
+                Keys.sha256().digest(new byte[] {1}), Tier.REVERSIBLE, now, now.plusSeconds(30), now.plusSeconds(3600),
+                lockTimeout);
+    }
+
+    protected void insertBusinessRow(String id) {
+        jdbc.update("INSERT INTO " + table + "_biz (id) VALUES (?)", id);
+    }
+
+    protected int businessRows() {
+        return jdbc.queryForObject("SELECT COUNT(*) FROM " + table + "_biz", Integer.class);
+    }
+
+    /** Waits until {@code duplicate} blocks on a row lock of the table (it must not end before). */
+    protected void awaitWaitingForLock(CompletableFuture<?> duplicate) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!isWaitingForLock(table)) {
+            if (duplicate.isDone()) {
+                throw new AssertionError("the duplicate ended instead of waiting for the first transaction: "
+                        + duplicate.handle((r, e) -> e != null ? e : r).join());
+            }
+            assertThat(System.nanoTime()).as(() -> "a session waiting for a lock on " + table + "; sessions: "
+                    + lockDiagnostics()).isLessThan(deadline);
+            // polling the database's lock view, for want of an event; no faster than every 100 ms, because InnoDB
+            // refreshes INFORMATION_SCHEMA.INNODB_TRX only when it was not read in the last 100 ms
+            Thread.sleep(200);
+        }
+    }
+
+    /** Holds the first call of {@code key} inside its transaction until released; then commits or rolls back. */
+    protected final class FirstCall {
+        final CountDownLatch running = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
+        final CompletableFuture<String> result;
+
+        FirstCall(IdempotentOperation<String> op, String key, boolean rollback, AtomicInteger runs) {
+            result = CompletableFuture.supplyAsync(() -> tx.execute(status -> {
+                String r = executor.execute(op, key, new Object[0], () -> {
+                    insertBusinessRow("first-" + runs.incrementAndGet());
+                    running.countDown();
+                    await(release);
+                    return "first";
+                });
+                if (rollback) {
+                    status.setRollbackOnly();
+                }
+                return r;
+            }));
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            if (!latch.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never released");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    @Test
+    void theCallersTransactionStaysUsableAfterAConflictingClaim() {
+        ClaimRequest first = request("K-usable", Duration.ofSeconds(5));
+        store.claim(first);
+        store.complete(first.keyHash(), first.leaseUntil(), new byte[] {1}, first.expiresAt());
+        tx.executeWithoutResult(s -> {
+            insertBusinessRow("before");
+            ClaimResult conflict = store.claim(request("K-usable", Duration.ofSeconds(5)));
+            assertThat(conflict.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+            assertThat(conflict.record().status()).isEqualTo(Status.COMPLETED);
+            insertBusinessRow("after");
+        });
+        assertThat(businessRows()).isEqualTo(2);
+    }
+
+    @Test
+    void theDuplicateWaitsForTheFirstTransactionThenReplaysIt() throws Exception {
+        IdempotentOperation<String> op = operation(Duration.ofSeconds(30));
+        AtomicInteger runs = new AtomicInteger();
+        FirstCall first = new FirstCall(op, "K-replay", false, runs);
+        assertThat(first.running.await(20, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() -> tx.execute(s ->
+                executor.execute(op, "K-replay", new Object[0], () -> "second-" + runs.incrementAndGet())));
+        awaitWaitingForLock(duplicate);
+        assertThat(duplicate).isNotDone();
+        first.release.countDown();
+        assertThat(first.result.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(duplicate.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(runs).hasValue(1);
+        assertThat(businessRows()).isEqualTo(1);
+    }
+
+    @Test
+    void theDuplicateAcquiresTheKeyWhenTheFirstTransactionRollsBack() throws Exception {
+        IdempotentOperation<String> op = operation(Duration.ofSeconds(30));
+        AtomicInteger runs = new AtomicInteger();
+        FirstCall first = new FirstCall(op, "K-rollback", true, runs);
+        assertThat(first.running.await(20, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() -> tx.execute(s ->
+                executor.execute(op, "K-rollback", new Object[0], () -> {
+                    insertBusinessRow("second-" + runs.incrementAndGet());
+                    return "second";
+                })));
+        awaitWaitingForLock(duplicate);
+        first.release.countDown();
+        assertThat(first.result.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(duplicate.get(30, TimeUnit.SECONDS)).isEqualTo("second");
+        assertThat(runs).hasValue(2);
+        assertThat(jdbc.queryForList("SELECT id FROM " + table + "_biz", String.class)).containsExactly("second-2");
+        assertThat(executor.execute(op, "K-rollback", new Object[0], () -> "third")).isEqualTo("second");
+    }
+
+    @Test
+    void theDuplicateGivesUpAfterItsLockTimeoutAndItsTransactionGoesOn() throws Exception {
+        IdempotentOperation<String> slow = operation(Duration.ofSeconds(30));
+        AtomicInteger runs = new AtomicInteger();
+        FirstCall first = new FirstCall(slow, "K-timeout", false, runs);
+        assertThat(first.running.await(20, TimeUnit.SECONDS)).isTrue();
+        try {
+            IdempotentOperation<String> impatient = operation(Duration.ofSeconds(1));
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> tx.executeWithoutResult(s -> executor.execute(impatient, "K-timeout",
+                    new Object[0], () -> "never")))
+                    .isInstanceOf(IdempotencyInProgressException.class).hasMessageContaining("K-timeout");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isBetween(Duration.ofMillis(900),
+                    Duration.ofSeconds(5));
+
+            // at the store: the lock timeout is an answer, and the caller's transaction can still commit its work
+            tx.executeWithoutResult(s -> {
+                insertBusinessRow("before-timeout");
+                assertThat(store.claim(request("K-timeout", Duration.ofMillis(500))).kind())
+                        .isEqualTo(ClaimResult.Kind.LOCK_TIMEOUT);
+                insertBusinessRow("after-timeout");
+            });
+            // and without a transaction
+            assertThat(store.claim(request("K-timeout", Duration.ofMillis(500))).kind())
+                    .isEqualTo(ClaimResult.Kind.LOCK_TIMEOUT);
+        } finally {
+            first.release.countDown();
+        }
+        assertThat(first.result.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(jdbc.queryForList("SELECT id FROM " + table + "_biz ORDER BY id", String.class))
+                .containsExactly("after-timeout", "before-timeout", "first-1");
+        assertThat(executor.execute(slow, "K-timeout", new Object[0], () -> "again")).isEqualTo("first");
+    }
+
+    @Test
+    void withoutATransactionTheClaimCommitsInFlightAndTheDuplicatePollsUntilTheResult() throws Exception {
+        IdempotentOperation<String> op = operation(Duration.ofSeconds(30));
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CompletableFuture<String> first = CompletableFuture.supplyAsync(() ->
+                executor.execute(op, "K-plain", new Object[0], () -> {
+                    running.countDown();
+                    await(release);
+                    return "first";
+                }));
+        assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+        byte[] hash = Keys.hash("Orders.create", "", "K-plain");
+        assertThat(store.find(hash).orElseThrow().status()).isEqualTo(Status.IN_FLIGHT);
+        CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() ->
+                executor.execute(op, "K-plain", new Object[0], () -> "second"));
+        assertThat(isWaitingForLock(table)).isFalse();
+        release.countDown();
+        assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(duplicate.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(store.find(hash).orElseThrow().status()).isEqualTo(Status.COMPLETED);
+    }
+
+    /** The isolation level of {@link #manyTransactionsClaimingSeveralKeysEachInRandomOrder()}. */
+    protected abstract int isolationUnderLoad();
+
+    /**
+     * 16 threads, 100 transactions each, 3 claims per transaction in random order over 300 keys: lock waits, gap locks
+     * and replays inside open transactions. Whatever the database does (a deadlock victim, a snapshot conflict), the
+     * caller sees at worst {@link IdempotencyInProgressException}, never another error, and each key is acquired by
+     * exactly one committed transaction.
+     */
+    @Test
+    void manyTransactionsClaimingSeveralKeysEachInRandomOrder() throws Exception {
+        TransactionTemplate loaded = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
+        loaded.setIsolationLevel(isolationUnderLoad());
+        java.util.Map<String, AtomicInteger> committedAcquisitions = new java.util.concurrent.ConcurrentHashMap<>();
+        AtomicInteger inProgress = new AtomicInteger();
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(16);
+        try {
+            java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            for (int t = 0; t < 16; t++) {
+                java.util.Random random = new java.util.Random(t);
+                done.add(threads.submit(() -> {
+                    for (int i = 0; i < 100; i++) {
+                        java.util.List<String> acquired = new java.util.ArrayList<>();
+                        try {
+                            loaded.executeWithoutResult(s -> {
+                                for (int k = 0; k < 3; k++) {
+                                    ClaimRequest r = request("L-" + random.nextInt(300), Duration.ofSeconds(20));
+                                    if (store.claim(r).isAcquired()) {
+                                        assertThat(store.complete(r.keyHash(), r.leaseUntil(), new byte[] {1},
+                                                r.expiresAt())).isTrue();
+                                        acquired.add(r.key());
+                                    }
+                                }
+                            });
+                            acquired.forEach(key -> committedAcquisitions
+                                    .computeIfAbsent(key, x -> new AtomicInteger()).incrementAndGet());
+                        } catch (IdempotencyInProgressException e) {
+                            inProgress.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(committedAcquisitions).allSatisfy((key, n) -> assertThat(n).as(key).hasValue(1));
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + table, Integer.class))
+                .isEqualTo(committedAcquisitions.size());
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE status <> 'COMPLETED'",
+                Integer.class)).isZero();
+        System.out.println(getClass().getSimpleName() + ": 1600 transactions x 3 claims, " + inProgress
+                + " ended with IdempotencyInProgressException");
+    }
+
+    /** A unique key per call, for tests that run several scenarios. */
+    protected static String uniqueKey(String name) {
+        return name + "-" + UUID.randomUUID();
+    }
+}

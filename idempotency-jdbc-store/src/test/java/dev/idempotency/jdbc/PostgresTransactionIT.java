@@ -1,0 +1,161 @@
+package dev.idempotency.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.IdempotencyEvent;
+import dev.idempotency.IdempotencyEvent.Outcome;
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** Transactions on PostgreSQL: the shared two-transaction cases, plus lock_timeout and REPEATABLE READ. */
+@EnabledIfEnvironmentVariable(named = TestDatabases.POSTGRES_URL, matches = ".+")
+class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
+
+    private static HikariDataSource pool;
+
+    @BeforeAll
+    static void connect() {
+        pool = TestDatabases.pool(TestDatabases.POSTGRES_URL, 8);
+    }
+
+    @AfterAll
+    static void disconnect() {
+        pool.close();
+    }
+
+    @Override
+    protected DataSource dataSource() {
+        return pool;
+    }
+
+    @Override
+    protected JdbcDialect dialect() {
+        return JdbcDialect.postgresql();
+    }
+
+    @Override
+    protected boolean isWaitingForLock(String table) {
+        return new JdbcTemplate(pool).queryForObject("SELECT COUNT(*) FROM pg_stat_activity"
+                + " WHERE wait_event_type = 'Lock' AND query LIKE '%' || ? || ' %'", Integer.class, table) > 0;
+    }
+
+    /** READ COMMITTED: PostgreSQL's default, and the level where ON CONFLICT DO NOTHING never needs a retry. */
+    @Override
+    protected int isolationUnderLoad() {
+        return TransactionDefinition.ISOLATION_READ_COMMITTED;
+    }
+
+    @Override
+    protected String lockDiagnostics() {
+        return new JdbcTemplate(pool).queryForList("SELECT wait_event_type, state, query FROM pg_stat_activity"
+                + " WHERE datname = current_database()").toString();
+    }
+
+    private TransactionTemplate repeatableRead() {
+        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(pool));
+        rr.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
+        return rr;
+    }
+
+    @Test
+    void theCallersLockTimeoutIsPutBackAfterAClaim() {
+        String after = tx.execute(s -> {
+            jdbc.execute("SET LOCAL lock_timeout = '7s'");
+            store.claim(request(uniqueKey("K-setting"), Duration.ofMillis(250)));
+            store.claim(request(uniqueKey("K-setting"), Duration.ofMillis(250)));
+            return jdbc.queryForObject("SHOW lock_timeout", String.class);
+        });
+        assertThat(after).isEqualTo("7s");
+    }
+
+    @Test
+    void underRepeatableReadAKeyCommittedAfterTheSnapshotAsksForANewTransactionWhichReplays() {
+        IdempotentOperation<String> op = operation(Duration.ofSeconds(5));
+        AtomicInteger runs = new AtomicInteger();
+        String outcome = repeatableRead().execute(s -> {
+            // the snapshot is taken by the first statement
+            assertThat(businessRows()).isZero();
+            // another transaction records the key after that snapshot
+            CompletableFuture.supplyAsync(() -> executor.execute(op, "K-rr", new Object[0],
+                    () -> "first-" + runs.incrementAndGet())).join();
+            List<IdempotencyEvent> events = new CopyOnWriteArrayList<>();
+            IdempotentExecutor watched = IdempotentExecutor.builder(store)
+                    .transactions(new SpringTransactionBridge()).listener(events::add).build();
+            assertThatThrownBy(() -> watched.execute(op, "K-rr", new Object[0], () -> "second"))
+                    .isInstanceOf(IdempotencyInProgressException.class)
+                    .hasMessageContaining("K-rr").hasMessageContaining("new transaction");
+            assertThat(events).extracting(IdempotencyEvent::outcome).containsExactly(Outcome.IN_PROGRESS);
+            // the savepoint kept this transaction usable
+            insertBusinessRow("still-usable");
+            return "committed";
+        });
+        assertThat(outcome).isEqualTo("committed");
+        assertThat(businessRows()).isEqualTo(1);
+        String retried = repeatableRead().execute(s -> executor.execute(op, "K-rr", new Object[0], () -> "retry"));
+        assertThat(retried).isEqualTo("first-1");
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void underRepeatableReadADuplicateBlockedOnTheFirstTransactionAsksForANewTransaction() throws Exception {
+        IdempotentOperation<String> op = operation(Duration.ofSeconds(30));
+        AtomicInteger runs = new AtomicInteger();
+        FirstCall first = new FirstCall(op, "K-rr-wait", false, runs);
+        assertThat(first.running.await(20, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() -> repeatableRead().execute(s ->
+                executor.execute(op, "K-rr-wait", new Object[0], () -> "second")));
+        awaitWaitingForLock(duplicate);
+        first.release.countDown();
+        assertThat(first.result.get(30, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(duplicate).failsWithin(30, TimeUnit.SECONDS).withThrowableThat()
+                .havingCause().isInstanceOf(IdempotencyInProgressException.class)
+                .withMessageContaining("new transaction");
+        String retried = repeatableRead().execute(s ->
+                executor.execute(op, "K-rr-wait", new Object[0], () -> "retry"));
+        assertThat(retried).isEqualTo("first");
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void instantsAreStoredAsInstantsWhateverTheSessionTimeZone() {
+        ClaimRequest r = request(uniqueKey("K-tz"), Duration.ofSeconds(5));
+        tx.executeWithoutResult(s -> {
+            jdbc.execute("SET LOCAL TIME ZONE 'Asia/Tokyo'");
+            store.claim(r);
+            assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        });
+        assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        String stored = jdbc.queryForObject("SELECT to_char(created_at AT TIME ZONE 'UTC', "
+                + "'YYYY-MM-DD\"T\"HH24:MI:SS.MS') FROM " + table, String.class);
+        assertThat(stored).isEqualTo(r.now().toString().substring(0, 23));
+    }
+
+    @Test
+    void underRepeatableReadAKeyCommittedBeforeTheSnapshotReplaysAtOnce() {
+        ClaimRequest done = request("K-rr-before", Duration.ofSeconds(5));
+        store.claim(done);
+        store.complete(done.keyHash(), done.leaseUntil(), new byte[] {3}, done.expiresAt());
+        ClaimResult seen = repeatableRead().execute(s -> store.claim(request("K-rr-before", Duration.ofSeconds(5))));
+        assertThat(seen.record().result()).containsExactly(3);
+    }
+}

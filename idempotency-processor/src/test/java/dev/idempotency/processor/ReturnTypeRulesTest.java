@@ -1,0 +1,97 @@
+package dev.idempotency.processor;
+
+import static com.google.testing.compile.CompilationSubject.assertThat;
+import static dev.idempotency.processor.Compile.compile;
+import static dev.idempotency.processor.Compile.source;
+
+import com.google.testing.compile.Compilation;
+import javax.tools.JavaFileObject;
+import dev.idempotency.internal.UnreplayableTypes;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** A result is recorded and replayed later, in another process: it must be a value, not a live handle. */
+class ReturnTypeRulesTest {
+
+    private static JavaFileObject reports(String returnType) {
+        String body = switch (returnType) {
+            case "void" -> "";
+            case "int" -> "return 0;";
+            default -> "return null;";
+        };
+        return source("Reports", """
+                package com.example;
+                import dev.idempotency.*;
+                public class Reports {
+                    @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+                    public %s export(String id) { %s }
+                }
+                """.formatted(returnType, body));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "java.util.stream.Stream<String>          | java.util.stream.Stream<java.lang.String>",
+            "java.util.stream.IntStream               | java.util.stream.IntStream",
+            "java.util.stream.LongStream              | java.util.stream.LongStream",
+            "java.util.stream.DoubleStream            | java.util.stream.DoubleStream",
+            "java.util.Iterator<String>               | java.util.Iterator<java.lang.String>",
+            "java.util.ListIterator<String>           | java.util.ListIterator<java.lang.String> (a java.util.Iterator)",
+            "java.util.Spliterator<String>            | java.util.Spliterator<java.lang.String>",
+            "java.io.InputStream                      | java.io.InputStream",
+            "java.io.FileInputStream                  | java.io.FileInputStream (a java.io.InputStream)",
+            "java.io.OutputStream                     | java.io.OutputStream",
+            "java.io.Reader                           | java.io.Reader",
+            "java.io.Writer                           | java.io.Writer",
+            "java.sql.Connection                      | java.sql.Connection",
+            "java.sql.ResultSet                       | java.sql.ResultSet",
+            "java.sql.PreparedStatement               | java.sql.PreparedStatement (a java.sql.Statement)",
+            "java.nio.channels.FileChannel            | java.nio.channels.FileChannel (a java.nio.channels.Channel)",
+            "java.util.concurrent.CompletableFuture<String> | java.util.concurrent.CompletableFuture<java.lang.String> (a java.util.concurrent.CompletionStage)",
+            "java.util.concurrent.Future<String>      | java.util.concurrent.Future<java.lang.String>",
+            "Thread                                   | java.lang.Thread"})
+    void aReturnTypeThatCannotBeReplayedIsRefusedAtTheMethod(String declared, String shown) {
+        JavaFileObject bad = reports(declared);
+        Compilation c = compile(bad);
+        assertThat(c).hadErrorCount(1);
+        int a = shown.indexOf("(a ");
+        String refused = a >= 0 ? shown.substring(a + 3, shown.length() - 1) : shown.replaceAll("<.*", "");
+        assertThat(c).hadErrorContaining("Reports.export returns " + shown + ", which cannot be recorded and"
+                + " replayed: " + UnreplayableTypes.all().get(refused) + "; return a materialized value instead (a"
+                + " List, a record, a byte[])").inFile(bad).onLineContaining("export(");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"void", "String", "java.util.List<String>", "java.util.Map<String, Integer>", "byte[]",
+            "int", "java.util.Optional<String>", "Iterable<String>", "java.math.BigDecimal"})
+    void aValueCompiles(String declared) {
+        assertThat(compile(reports(declared))).succeededWithoutWarnings();
+    }
+
+    @Test
+    void aTypeVariableIsJudgedByItsBound() {
+        JavaFileObject bad = source("Files", """
+                package com.example;
+                import dev.idempotency.*;
+                public class Files {
+                    @Idempotent(key = "#name", tier = Tier.REVERSIBLE)
+                    public <T extends java.io.InputStream> T open(String name) { return null; }
+                }
+                """);
+        assertThat(compile(bad)).hadErrorContaining("Files.open returns T (a java.io.InputStream), which cannot be"
+                + " recorded and replayed").inFile(bad).onLineContaining("open(");
+        JavaFileObject good = source("Repo", """
+                package com.example;
+                import dev.idempotency.*;
+                public class Repo<E> {
+                    @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+                    public E save(String id, E entity) { return entity; }
+                    @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+                    public <T> T load(String id) { return null; }
+                }
+                """);
+        assertThat(compile(good)).succeededWithoutWarnings();
+    }
+}

@@ -1,0 +1,224 @@
+package dev.idempotency.spring;
+
+import dev.idempotency.ConfirmationGate;
+import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyListener;
+import dev.idempotency.IdempotencyObserver;
+import dev.idempotency.IdempotencyScope;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.cache.CaffeinePrefilter;
+import dev.idempotency.codec.JacksonResultCodec;
+import dev.idempotency.codec.ResultCodec;
+import dev.idempotency.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.metrics.MicrometerIdempotencyListener;
+import dev.idempotency.metrics.MicrometerIdempotencyObserver;
+import dev.idempotency.store.IdempotencyStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import java.time.Clock;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.io.ResourceLoader;
+import org.springframework.util.ClassUtils;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Spring Boot auto-configuration of {@code @Idempotent}: one dependency and a few {@code idempotency.*} properties
+ * ({@link IdempotencyProperties}). It registers, each only when the application has no bean of that type:
+ * <ul>
+ *   <li>a {@link JdbcIdempotencyStore} on the application's {@code DataSource} (when there is exactly one, and
+ *       {@code idempotency-jdbc-store} is on the class path), with a database initializer that creates its table
+ *       ({@code idempotency.jdbc.initialize-schema});</li>
+ *   <li>a {@link ResultCodec}: Jackson on the application's {@code JsonMapper} when there is one;</li>
+ *   <li>the {@link IdempotentExecutor} and an {@link IdempotencyAdmin} on the same store, in front of which the
+ *       {@link CaffeinePrefilter} answers replays of outcomes committed on this node ({@code idempotency.prefilter.*});
+ *       the executor with every {@link IdempotencyListener} bean, and the {@link IdempotencyScope}, {@link ConfirmationGate}, {@link IdempotencyObserver} and
+ *       {@link Clock} beans when there is one of each;</li>
+ *   <li>a {@link MicrometerIdempotencyListener} when there is a {@code MeterRegistry}, and a
+ *       {@link MicrometerIdempotencyObserver} when there is an {@code ObservationRegistry};</li>
+ *   <li>the {@link IdempotentAspect}, as {@link EnableIdempotency} does, with {@code idempotency.default-ttl} and
+ *       {@code idempotency.default-lock-timeout} applied.</li>
+ * </ul>
+ * {@link IdempotencyPurgeAutoConfiguration} schedules the purge of expired records. {@code idempotency.enabled=false}
+ * turns all of it off.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+        "org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration",
+        "org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration" })
+@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(IdempotencyProperties.class)
+public final class IdempotencyAutoConfiguration {
+
+    private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
+
+    @Bean
+    @ConditionalOnMissingBean
+    ResultCodec idempotencyResultCodec(ObjectProvider<JsonMapper> jsonMapper) {
+        return JacksonResultCodec.using(jsonMapper.getIfUnique(JacksonResultCodec::defaultMapper));
+    }
+
+    /**
+     * The store the executor and the admin share: the application's one store, behind the pre-filter unless that is
+     * off, so that an eviction through the admin also leaves this node's pre-filter.
+     */
+    @Bean
+    @ConditionalOnSingleCandidate(IdempotencyStore.class)
+    IdempotencyStoreFront idempotencyStoreFront(IdempotencyStore store, ObjectProvider<Clock> clock,
+            IdempotencyProperties properties, ResourceLoader resourceLoader) {
+        return new IdempotencyStoreFront(prefilter(store, properties, clock.getIfUnique(Clock::systemUTC),
+                resourceLoader.getClassLoader()));
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotentExecutor idempotentExecutor(ObjectProvider<IdempotencyStoreFront> front,
+            ObjectProvider<IdempotencyStore> stores, ResultCodec codec, ObjectProvider<JsonMapper> jsonMapper,
+            ObjectProvider<IdempotencyScope> scope, ObjectProvider<ConfirmationGate> gate,
+            ObjectProvider<IdempotencyListener> listeners, ObjectProvider<IdempotencyObserver> observer,
+            ObjectProvider<Clock> clock) {
+        IdempotencyStoreFront theFront = front.getIfAvailable();
+        if (theFront == null) {
+            throw new MissingIdempotencyStoreException(stores.stream().findAny().isPresent());
+        }
+        IdempotentExecutor.Builder builder = IdempotentExecutor.builder(theFront.store())
+                .codec(codec)
+                .clock(clock.getIfUnique(Clock::systemUTC))
+                .transactions(SpringTransactionBridge.INSTANCE);
+        jsonMapper.ifUnique(builder::jsonMapper);
+        scope.ifUnique(builder::scope);
+        gate.ifUnique(builder::confirmationGate);
+        observer.ifUnique(builder::observer);
+        listeners.orderedStream().forEach(builder::listener);
+        return builder.build();
+    }
+
+    /** For operators: inspects, evicts and resolves keys through the executor's store and pre-filter. */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(IdempotencyStore.class)
+    IdempotencyAdmin idempotencyAdmin(IdempotencyStoreFront front, ResultCodec codec, ObjectProvider<Clock> clock,
+            ResourceLoader resourceLoader) {
+        IdempotencyAdmin.Builder builder = IdempotencyAdmin.builder(front.store()).codec(codec)
+                .clock(clock.getIfUnique(Clock::systemUTC));
+        ClassLoader classLoader = resourceLoader.getClassLoader();
+        if (classLoader != null) {
+            builder.classLoader(classLoader);
+        }
+        return builder.build();
+    }
+
+    /** The store in front of which the executor and the admin work. */
+    record IdempotencyStoreFront(IdempotencyStore store) {
+    }
+
+    /** The store the executor uses: behind the pre-filter unless it is off (see idempotency.prefilter.enabled). */
+    static IdempotencyStore prefilter(IdempotencyStore store, IdempotencyProperties properties, Clock clock,
+            @Nullable ClassLoader classLoader) {
+        IdempotencyProperties.Prefilter settings = properties.getPrefilter();
+        if (Boolean.FALSE.equals(settings.getEnabled())) {
+            return store;
+        }
+        if (!ClassUtils.isPresent(CAFFEINE, classLoader)) {
+            if (Boolean.TRUE.equals(settings.getEnabled())) {
+                throw new IllegalStateException("idempotency.prefilter.enabled=true needs Caffeine on the class path "
+                        + "(com.github.ben-manes.caffeine:caffeine)");
+            }
+            return store;
+        }
+        if (store instanceof CaffeinePrefilter) {
+            return store; // the application put one in front of its store itself
+        }
+        return CaffeinePrefilter.wrap(store)
+                .maximumSize(settings.getMaximumSize())
+                .maximumAge(settings.getMaximumAge())
+                .transactions(SpringTransactionBridge.INSTANCE)
+                .clock(clock)
+                .build();
+    }
+
+    /** Applies the default ttl and lock timeout properties to the aspect. */
+    @Bean
+    IdempotentAspectCustomizer idempotencyPropertiesAspectCustomizer(IdempotencyProperties properties) {
+        return aspect -> {
+            aspect.setDefaultTtl(properties.getDefaultTtl());
+            aspect.setDefaultLockTimeout(properties.getDefaultLockTimeout());
+        };
+    }
+
+    /** The aspect, as {@code @EnableIdempotency} registers it, unless the application registered it already. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingBean(IdempotentAspect.class)
+    @Import(IdempotencyConfiguration.class)
+    static class AspectConfiguration {
+    }
+
+    /** The JDBC store and its table, unless the application has a store of its own. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({ JdbcIdempotencyStore.class, DataSource.class })
+    @ConditionalOnSingleCandidate(DataSource.class)
+    @ConditionalOnMissingBean(IdempotencyStore.class)
+    static class JdbcStoreConfiguration {
+
+        @Bean
+        @DependsOnDatabaseInitialization
+        JdbcIdempotencyStore idempotencyStore(DataSource dataSource, IdempotencyProperties properties) {
+            return JdbcIdempotencyStore.builder(dataSource).tableName(properties.getJdbc().getTableName()).build();
+        }
+
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer")
+        static class SchemaInitializationConfiguration {
+
+            @Bean
+            @ConditionalOnMissingBean
+            IdempotencySchemaInitializer idempotencySchemaInitializer(DataSource dataSource,
+                    IdempotencyProperties properties) {
+                // describes the table of the store above; not that bean itself, which starts after initializers
+                JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource)
+                        .tableName(properties.getJdbc().getTableName()).build();
+                return new IdempotencySchemaInitializer(dataSource, store, properties.getJdbc().getInitializeSchema());
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(MeterRegistry.class)
+    @ConditionalOnBean(MeterRegistry.class)
+    static class MetricsConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry) {
+            return new MicrometerIdempotencyListener(registry);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(ObservationRegistry.class)
+    @ConditionalOnBean(ObservationRegistry.class)
+    static class ObservationConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(IdempotencyObserver.class)
+        MicrometerIdempotencyObserver micrometerIdempotencyObserver(ObservationRegistry registry) {
+            return new MicrometerIdempotencyObserver(registry);
+        }
+    }
+}

@@ -1,0 +1,213 @@
+package dev.idempotency.spring;
+
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code idempotency.*} properties of the Spring Boot auto-configuration ({@link IdempotencyAutoConfiguration}).
+ * Every one is listed, with its default, in {@code docs/spring-boot.md}.
+ */
+@ConfigurationProperties("idempotency")
+public class IdempotencyProperties {
+
+    /**
+     * Whether to auto-configure idempotency at all. When off, nothing is registered and @Idempotent methods
+     * run unprotected unless the application sets things up itself (for instance with @EnableIdempotency).
+     */
+    private boolean enabled = true;
+
+    /**
+     * Time to live of a recorded outcome for @Idempotent methods that leave ttl at its default
+     * ("24h"); a method that sets another value keeps it.
+     */
+    private Duration defaultTtl = Duration.ofHours(24);
+
+    /**
+     * How long a duplicate waits for an attempt in flight, for @Idempotent methods that leave
+     * lockTimeout at its default ("10s"); a method that sets another value keeps it.
+     */
+    private Duration defaultLockTimeout = Duration.ofSeconds(10);
+
+    private final Jdbc jdbc = new Jdbc();
+
+    private final Prefilter prefilter = new Prefilter();
+
+    private final Purge purge = new Purge();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public Duration getDefaultTtl() {
+        return defaultTtl;
+    }
+
+    public void setDefaultTtl(Duration defaultTtl) {
+        this.defaultTtl = positive(defaultTtl, "idempotency.default-ttl");
+    }
+
+    public Duration getDefaultLockTimeout() {
+        return defaultLockTimeout;
+    }
+
+    public void setDefaultLockTimeout(Duration defaultLockTimeout) {
+        this.defaultLockTimeout = positive(defaultLockTimeout, "idempotency.default-lock-timeout");
+    }
+
+    public Jdbc getJdbc() {
+        return jdbc;
+    }
+
+    public Prefilter getPrefilter() {
+        return prefilter;
+    }
+
+    public Purge getPurge() {
+        return purge;
+    }
+
+    private static Duration positive(Duration value, String property) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            throw new IllegalArgumentException(property + " must be a positive duration, was " + value);
+        }
+        return value;
+    }
+
+    /** When to create the JDBC store's table; the semantics of Spring Boot's DatabaseInitializationMode. */
+    public enum SchemaInitialization {
+        /** Never: the table comes from the application's migrations (Flyway, Liquibase). */
+        NEVER,
+        /** Only on an embedded, in-memory database (H2, HSQLDB, Derby). */
+        EMBEDDED,
+        /** On any database, when the table does not exist yet. */
+        ALWAYS
+    }
+
+    /** The JDBC store on the application's DataSource. */
+    public static class Jdbc {
+
+        /**
+         * Table of the JDBC store: a plain SQL identifier, optionally qualified by a schema ("schema.table").
+         */
+        private String tableName = "idempotency_record";
+
+        /**
+         * When to create the table, if it does not exist, from the script shipped for the database
+         * (dev/idempotency/jdbc/schema-*.sql): "embedded" (in-memory databases only), "always" or "never" (the table
+         * comes from your migrations).
+         */
+        private SchemaInitialization initializeSchema = SchemaInitialization.EMBEDDED;
+
+        public String getTableName() {
+            return tableName;
+        }
+
+        public void setTableName(String tableName) {
+            this.tableName = tableName;
+        }
+
+        public SchemaInitialization getInitializeSchema() {
+            return initializeSchema;
+        }
+
+        public void setInitializeSchema(SchemaInitialization initializeSchema) {
+            this.initializeSchema = initializeSchema;
+        }
+    }
+
+    /** The Caffeine pre-filter in front of the store. */
+    public static class Prefilter {
+
+        /**
+         * Whether to answer replays of outcomes committed on this node from memory, without a database access.
+         * Needs Caffeine on the class path (idempotency-spring brings it). Unset, it is on whenever Caffeine is
+         * there; set to true without Caffeine, startup fails.
+         */
+        private @Nullable Boolean enabled;
+
+        /** How many outcomes the pre-filter holds at most. */
+        private long maximumSize = 10_000;
+
+        /**
+         * The longest an outcome stays in the pre-filter, however long its record lives: how long an operator's
+         * eviction of a key on another node may go unseen on this one.
+         */
+        private Duration maximumAge = Duration.ofMinutes(5);
+
+        public @Nullable Boolean getEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(@Nullable Boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public long getMaximumSize() {
+            return maximumSize;
+        }
+
+        public void setMaximumSize(long maximumSize) {
+            if (maximumSize <= 0) {
+                throw new IllegalArgumentException("idempotency.prefilter.maximum-size must be positive, was "
+                        + maximumSize);
+            }
+            this.maximumSize = maximumSize;
+        }
+
+        public Duration getMaximumAge() {
+            return maximumAge;
+        }
+
+        public void setMaximumAge(Duration maximumAge) {
+            this.maximumAge = positive(maximumAge, "idempotency.prefilter.maximum-age");
+        }
+    }
+
+    /** The scheduled deletion of expired outcomes. */
+    public static class Purge {
+
+        /** Whether to delete expired outcomes on a schedule. Safe on many nodes at once. */
+        private boolean enabled = true;
+
+        /**
+         * Time between the end of one purge and the start of the next. The first runs one minute after startup, or
+         * one interval after it if that is shorter.
+         */
+        private Duration interval = Duration.ofHours(1);
+
+        /** Rows deleted per statement; a purge repeats statements until a batch comes back short. */
+        private int batchSize = 500;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = positive(interval, "idempotency.purge.interval");
+        }
+
+        public int getBatchSize() {
+            return batchSize;
+        }
+
+        public void setBatchSize(int batchSize) {
+            if (batchSize <= 0) {
+                throw new IllegalArgumentException("idempotency.purge.batch-size must be positive, was " + batchSize);
+            }
+            this.batchSize = batchSize;
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package dev.idempotency.spring;
+
+import dev.idempotency.jdbc.JdbcPurgeJob;
+import dev.idempotency.store.IdempotencyStore;
+import java.time.Clock;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.context.annotation.Bean;
+import org.springframework.scheduling.TaskScheduler;
+
+/**
+ * Schedules the purge of expired records ({@link JdbcPurgeJob}, which works on any {@link IdempotencyStore}) on the
+ * application's {@link TaskScheduler}, or on a thread of its own when there is none, every
+ * {@code idempotency.purge.interval}; {@code idempotency.purge.enabled=false} switches it off. Separate from
+ * {@link IdempotencyAutoConfiguration} so that it runs after the store is defined, whoever defines it.
+ */
+@AutoConfiguration(after = IdempotencyAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "idempotency.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "idempotency.purge.enabled", matchIfMissing = true)
+@ConditionalOnClass(JdbcPurgeJob.class)
+@ConditionalOnSingleCandidate(IdempotencyStore.class)
+public final class IdempotencyPurgeAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyPurgeScheduler idempotencyPurgeScheduler(IdempotencyStore store, ObjectProvider<Clock> clock,
+            ObjectProvider<TaskScheduler> scheduler, IdempotencyProperties properties) {
+        IdempotencyProperties.Purge purge = properties.getPurge();
+        JdbcPurgeJob job = new JdbcPurgeJob(store, clock.getIfUnique(Clock::systemUTC), purge.getBatchSize());
+        return new IdempotencyPurgeScheduler(job, store.toString(), scheduler.getIfUnique(), purge.getInterval());
+    }
+}

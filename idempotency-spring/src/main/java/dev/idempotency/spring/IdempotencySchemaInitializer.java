@@ -1,0 +1,112 @@
+package dev.idempotency.spring;
+
+import dev.idempotency.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.spring.IdempotencyProperties.SchemaInitialization;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import javax.sql.DataSource;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+import org.springframework.boot.sql.init.DatabaseInitializationSettings;
+import org.springframework.core.io.ByteArrayResource;
+import org.springframework.core.io.Resource;
+import org.springframework.jdbc.datasource.init.DatabasePopulatorUtils;
+import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
+
+/**
+ * Creates the JDBC store's table from the script shipped for its database ({@code dev/idempotency/jdbc/schema-*.sql},
+ * the very file users copy into their migrations), under the configured table name, when it does not exist yet.
+ * A Spring Boot database initializer: beans that depend on database initialization start after it.
+ */
+final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitializer {
+
+    private static final Log LOG = LogFactory.getLog(IdempotencySchemaInitializer.class);
+    private static final String SCRIPT_TABLE = JdbcIdempotencyStore.DEFAULT_TABLE_NAME;
+    private static final Pattern SCRIPT_TABLE_WORD = Pattern.compile("\\b" + SCRIPT_TABLE + "\\b");
+
+    private final JdbcIdempotencyStore store;
+    private final SchemaInitialization mode;
+    private final DatabaseInitializationSettings settings;
+
+    IdempotencySchemaInitializer(DataSource dataSource, JdbcIdempotencyStore store, SchemaInitialization mode) {
+        this(dataSource, store, mode, new DatabaseInitializationSettings());
+    }
+
+    private IdempotencySchemaInitializer(DataSource dataSource, JdbcIdempotencyStore store, SchemaInitialization mode,
+            DatabaseInitializationSettings settings) {
+        super(dataSource, settings);
+        this.store = store;
+        this.mode = mode;
+        this.settings = settings;
+        settings.setMode(DatabaseInitializationMode.valueOf(mode.name()));
+    }
+
+    SchemaInitialization mode() {
+        return mode;
+    }
+
+    @Override
+    public boolean initializeDatabase() {
+        if (mode == SchemaInitialization.NEVER || (mode == SchemaInitialization.EMBEDDED && !isEmbeddedDatabase())) {
+            return false;
+        }
+        // the script is chosen only now: finding the dialect may need a connection
+        settings.setSchemaLocations(List.of("classpath:" + store.dialect().schemaLocation()));
+        return super.initializeDatabase();
+    }
+
+    @Override
+    protected void runScripts(Scripts scripts) {
+        String table = store.tableName();
+        if (tableExists(table)) {
+            LOG.debug("The idempotency table " + table + " exists; not creating it");
+            return;
+        }
+        ResourceDatabasePopulator populator = new ResourceDatabasePopulator();
+        populator.setContinueOnError(scripts.isContinueOnError());
+        populator.setSeparator(scripts.getSeparator());
+        Charset encoding = scripts.getEncoding() != null ? scripts.getEncoding() : StandardCharsets.UTF_8;
+        populator.setSqlScriptEncoding(encoding.name());
+        for (Resource script : scripts) {
+            try {
+                String sql = rename(script.getContentAsString(encoding), table);
+                populator.addScript(new ByteArrayResource(sql.getBytes(encoding), script.getDescription()));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot read " + script, e);
+            }
+        }
+        DatabasePopulatorUtils.execute(populator, getDataSource());
+        LOG.info("Created the idempotency table " + table + " from " + store.dialect().schemaLocation());
+    }
+
+    /**
+     * The shipped script with {@code table} in place of {@code idempotency_record}: constraint and index names
+     * ({@code idempotency_record_pk}) take the unqualified name, which a schema may not prefix.
+     */
+    static String rename(String script, String table) {
+        String unqualified = table.substring(table.lastIndexOf('.') + 1);
+        String renamed = script.replace(SCRIPT_TABLE + "_", unqualified + "_");
+        return SCRIPT_TABLE_WORD.matcher(renamed).replaceAll(Matcher.quoteReplacement(table));
+    }
+
+    private boolean tableExists(String table) {
+        // the name is a validated identifier (JdbcIdempotencyStore.Builder.tableName), never user input; outside
+        // any transaction, a failing query here aborts nothing else
+        try (Connection con = getDataSource().getConnection(); Statement st = con.createStatement()) {
+            st.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0").close();
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+}

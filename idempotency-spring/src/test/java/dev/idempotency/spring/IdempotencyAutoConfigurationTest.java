@@ -1,0 +1,436 @@
+package dev.idempotency.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.Idempotent;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.Tier;
+import dev.idempotency.cache.CaffeinePrefilter;
+import dev.idempotency.codec.JacksonResultCodec;
+import dev.idempotency.codec.ResultCodec;
+import dev.idempotency.internal.Keys;
+import dev.idempotency.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.metrics.MicrometerIdempotencyListener;
+import dev.idempotency.metrics.MicrometerIdempotencyObserver;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+import org.springframework.transaction.support.TransactionTemplate;
+import tools.jackson.databind.json.JsonMapper;
+
+class IdempotencyAutoConfigurationTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+                    IdempotencyPurgeAutoConfiguration.class, DataSourceAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,
+                    TransactionAutoConfiguration.class, JacksonAutoConfiguration.class))
+            .withUserConfiguration(GreeterConfiguration.class);
+
+    private final ApplicationContextRunner withoutDataSource = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+                    IdempotencyPurgeAutoConfiguration.class))
+            .withUserConfiguration(GreeterConfiguration.class);
+
+    /** An idempotent bean: counts its real executions. */
+    public static class Greeter {
+        final AtomicInteger runs = new AtomicInteger();
+
+        @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+        public String greet(String id, String name) {
+            return "hello " + name + " #" + runs.incrementAndGet();
+        }
+
+        /** Read through this method: the bean is a proxy, whose own fields are not the target's. */
+        public int runs() {
+            return runs.get();
+        }
+
+        @Idempotent(key = "#id", tier = Tier.REVERSIBLE, ttl = "2h", lockTimeout = "3s", operation = "Greeter.custom")
+        public String custom(String id) {
+            return "custom #" + runs.incrementAndGet();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class GreeterConfiguration {
+        @Bean
+        Greeter greeter() {
+            return new Greeter();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class CountingDataSourceConfiguration {
+        @Bean
+        CountingDataSource dataSource() {
+            return new CountingDataSource(new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2)
+                    .generateUniqueName(true).build());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class InMemoryStoreConfiguration {
+        @Bean
+        InMemoryIdempotencyStore userStore() {
+            return new InMemoryIdempotencyStore();
+        }
+    }
+
+    private static IdempotencyRecord record(IdempotencyStore store, String operation, String key) {
+        return store.find(Keys.hash(operation, "", Keys.normalize(key))).orElseThrow();
+    }
+
+    @Test
+    void withADataSourceEverythingIsThereAndTheTableIsCreated() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed()
+                    .hasSingleBean(JdbcIdempotencyStore.class)
+                    .hasSingleBean(IdempotentExecutor.class)
+                    .hasSingleBean(IdempotencyAdmin.class)
+                    .hasSingleBean(IdempotentAspect.class)
+                    .hasSingleBean(ResultCodec.class)
+                    .hasSingleBean(IdempotencySchemaInitializer.class)
+                    .hasSingleBean(IdempotencyPurgeScheduler.class)
+                    .doesNotHaveBean(MicrometerIdempotencyListener.class)
+                    .doesNotHaveBean(MicrometerIdempotencyObserver.class);
+            assertThat(context.getBean(JdbcIdempotencyStore.class).tableName()).isEqualTo("idempotency_record");
+            Greeter greeter = context.getBean(Greeter.class);
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> greeter.greet("K1", "bob"))
+                    .isInstanceOf(IdempotencyKeyReusedException.class);
+            assertThat(new JdbcTemplate(context.getBean(DataSource.class))
+                    .queryForObject("SELECT COUNT(*) FROM idempotency_record", Integer.class)).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void theCodecUsesTheApplicationsJsonMapper() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(JsonMapper.class);
+            ResultCodec codec = context.getBean(ResultCodec.class);
+            assertThat(codec).isInstanceOf(JacksonResultCodec.class);
+            assertThat(codec.toString()).contains("JacksonResultCodec");
+        });
+    }
+
+    @Test
+    void withoutADataSourceThereIsNoJdbcStoreAndStartupSaysWhatIsMissing() {
+        withoutDataSource.run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .hasMessageContaining("IdempotencyStore")
+                    .hasMessageContaining("idempotency.enabled=false");
+        });
+        withoutDataSource.withUserConfiguration(InMemoryStoreConfiguration.class).run(context -> {
+            assertThat(context).hasNotFailed()
+                    .doesNotHaveBean(JdbcIdempotencyStore.class)
+                    .doesNotHaveBean(IdempotencySchemaInitializer.class)
+                    .hasSingleBean(IdempotentExecutor.class);
+            assertThat(context.getBean(Greeter.class).greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(context.getBean(InMemoryIdempotencyStore.class).size()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void springBootExplainsAMissingStoreAndWhatToDo() {
+        withoutDataSource.run(context -> {
+            FailureAnalysis analysis = new MissingIdempotencyStoreFailureAnalyzer()
+                    .analyze(context.getStartupFailure());
+            assertThat(analysis).isNotNull();
+            assertThat(analysis.getDescription()).contains("has none");
+            assertThat(analysis.getAction()).contains("idempotency-jdbc-store", "InMemoryIdempotencyStore",
+                    "idempotency.enabled=false");
+        });
+        withoutDataSource.withBean("one", InMemoryIdempotencyStore.class, InMemoryIdempotencyStore::new)
+                .withBean("two", InMemoryIdempotencyStore.class, InMemoryIdempotencyStore::new)
+                .run(context -> {
+                    FailureAnalysis analysis = new MissingIdempotencyStoreFailureAnalyzer()
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis).isNotNull();
+                    assertThat(analysis.getDescription()).contains("several");
+                    assertThat(analysis.getAction()).contains("@Primary");
+                });
+    }
+
+    @Test
+    void theFailureAnalyzerIsRegistered() throws java.io.IOException {
+        java.util.Properties factories = org.springframework.core.io.support.PropertiesLoaderUtils.loadProperties(
+                new org.springframework.core.io.UrlResource(IdempotencyAutoConfiguration.class.getProtectionDomain()
+                        .getCodeSource().getLocation()).createRelative("META-INF/spring.factories"));
+        assertThat(factories.getProperty("org.springframework.boot.diagnostics.FailureAnalyzer"))
+                .isEqualTo(MissingIdempotencyStoreFailureAnalyzer.class.getName());
+    }
+
+    @Test
+    void theApplicationsOwnBeansWin() {
+        IdempotentExecutor mine = IdempotentExecutor.builder(new InMemoryIdempotencyStore()).build();
+        ResultCodec myCodec = JacksonResultCodec.using(JacksonResultCodec.defaultMapper());
+        runner.withUserConfiguration(InMemoryStoreConfiguration.class)
+                .withBean("myExecutor", IdempotentExecutor.class, () -> mine)
+                .withBean("myCodec", ResultCodec.class, () -> myCodec)
+                .run(context -> {
+                    assertThat(context).hasNotFailed()
+                            .doesNotHaveBean(JdbcIdempotencyStore.class)
+                            .doesNotHaveBean(IdempotencySchemaInitializer.class);
+                    assertThat(context.getBean(IdempotentExecutor.class)).isSameAs(mine);
+                    assertThat(context.getBean(ResultCodec.class)).isSameAs(myCodec);
+                    assertThat(context.getBean(IdempotencyStore.class)).isInstanceOf(InMemoryIdempotencyStore.class);
+                });
+    }
+
+    @Test
+    void enableIdempotencyAndTheAutoConfigurationMakeOneAspect() {
+        runner.withUserConfiguration(EnableIdempotencyConfiguration.class).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(IdempotentAspect.class)
+                    .hasSingleBean(IdempotentExecutor.class);
+            assertThat(context.getBean(Greeter.class).greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(context.getBean(Greeter.class).greet("K1", "ann")).isEqualTo("hello ann #1");
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    static class EnableIdempotencyConfiguration {
+    }
+
+    @Test
+    void propertiesAreBoundAndTheDefaultsApplyWhereTheAnnotationLeavesItsOwn() {
+        runner.withUserConfiguration(InMemoryStoreConfiguration.class)
+                .withPropertyValues("idempotency.default-ttl=7d", "idempotency.default-lock-timeout=2s",
+                        "idempotency.jdbc.table-name=orders_idem", "idempotency.prefilter.maximum-size=42",
+                        "idempotency.purge.interval=15m", "idempotency.purge.batch-size=50",
+                        "idempotency.jdbc.initialize-schema=never")
+                .run(context -> {
+                    IdempotencyProperties p = context.getBean(IdempotencyProperties.class);
+                    assertThat(p.getDefaultTtl()).isEqualTo(Duration.ofDays(7));
+                    assertThat(p.getDefaultLockTimeout()).isEqualTo(Duration.ofSeconds(2));
+                    assertThat(p.getJdbc().getTableName()).isEqualTo("orders_idem");
+                    assertThat(p.getJdbc().getInitializeSchema())
+                            .isEqualTo(IdempotencyProperties.SchemaInitialization.NEVER);
+                    assertThat(p.getPrefilter().getMaximumSize()).isEqualTo(42);
+                    assertThat(p.getPurge().getInterval()).isEqualTo(Duration.ofMinutes(15));
+                    assertThat(p.getPurge().getBatchSize()).isEqualTo(50);
+                    assertThat(context.getBean(IdempotencyPurgeScheduler.class).interval())
+                            .isEqualTo(Duration.ofMinutes(15));
+
+                    Greeter greeter = context.getBean(Greeter.class);
+                    greeter.greet("K1", "ann");
+                    greeter.custom("K2");
+                    InMemoryIdempotencyStore store = context.getBean(InMemoryIdempotencyStore.class);
+                    IdempotencyRecord byDefault = record(store, "Greeter.greet", "K1");
+                    assertThat(Duration.between(byDefault.createdAt(), byDefault.expiresAt()))
+                            .isBetween(Duration.ofDays(7), Duration.ofDays(7).plusSeconds(5));
+                    IdempotencyRecord ownTtl = record(store, "Greeter.custom", "K2");
+                    assertThat(Duration.between(ownTtl.createdAt(), ownTtl.expiresAt()))
+                            .isBetween(Duration.ofHours(2), Duration.ofHours(2).plusSeconds(5));
+                });
+    }
+
+    @Test
+    void aBadPropertyFailsStartupNamingIt() {
+        for (String bad : new String[] {"idempotency.default-ttl=0s", "idempotency.default-lock-timeout=-1s",
+                "idempotency.prefilter.maximum-size=0", "idempotency.prefilter.maximum-age=0s",
+                "idempotency.purge.interval=0s", "idempotency.purge.batch-size=0"}) {
+            runner.withPropertyValues(bad).run(context -> {
+                assertThat(context).as(bad).hasFailed();
+                assertThat(context.getStartupFailure()).as(bad).rootCause()
+                        .hasMessageContaining(bad.substring(0, bad.indexOf('=')));
+            });
+        }
+    }
+
+    @Test
+    void theTableNameReachesTheStoreAndTheSchema() {
+        runner.withPropertyValues("idempotency.jdbc.table-name=orders_idem").run(context -> {
+            assertThat(context.getBean(JdbcIdempotencyStore.class).tableName()).isEqualTo("orders_idem");
+            context.getBean(Greeter.class).greet("K1", "ann");
+            assertThat(new JdbcTemplate(context.getBean(DataSource.class))
+                    .queryForObject("SELECT COUNT(*) FROM orders_idem", Integer.class)).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void withThePrefilterACachedReplayRunsNoStatementAtAll() {
+        runner.withUserConfiguration(CountingDataSourceConfiguration.class).run(context -> {
+            CountingDataSource dataSource = context.getBean(CountingDataSource.class);
+            Greeter greeter = context.getBean(Greeter.class);
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            dataSource.reset();
+
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+
+            assertThat(dataSource.statements()).isZero();
+            assertThat(greeter.runs()).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void anEvictionThroughTheAdminIsSeenAtOnceDespiteThePrefilter() {
+        runner.run(context -> {
+            Greeter greeter = context.getBean(Greeter.class);
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+
+            assertThat(context.getBean(IdempotencyAdmin.class).evict("Greeter.greet", "K1")).isTrue();
+
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #2");
+        });
+    }
+
+    @Test
+    void withoutThePrefilterAReplayReadsTheStore() {
+        runner.withUserConfiguration(CountingDataSourceConfiguration.class)
+                .withPropertyValues("idempotency.prefilter.enabled=false")
+                .run(context -> {
+                    CountingDataSource dataSource = context.getBean(CountingDataSource.class);
+                    Greeter greeter = context.getBean(Greeter.class);
+                    greeter.greet("K1", "ann");
+                    dataSource.reset();
+
+                    assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+                    assertThat(dataSource.statements()).isPositive();
+                });
+    }
+
+    @Test
+    void aResultWhoseTransactionRolledBackIsNeverReplayedFromTheCache() {
+        runner.withUserConfiguration(CountingDataSourceConfiguration.class).run(context -> {
+            CountingDataSource dataSource = context.getBean(CountingDataSource.class);
+            Greeter greeter = context.getBean(Greeter.class);
+            TransactionTemplate tx = new TransactionTemplate(
+                    context.getBean(org.springframework.transaction.PlatformTransactionManager.class));
+
+            tx.executeWithoutResult(status -> {
+                assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+                status.setRollbackOnly();
+            });
+            dataSource.reset();
+
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #2");
+            assertThat(dataSource.statements()).isPositive();
+            dataSource.reset();
+            tx.executeWithoutResult(status -> assertThat(greeter.greet("K2", "bob")).isEqualTo("hello bob #3"));
+            assertThat(greeter.greet("K2", "bob")).isEqualTo("hello bob #3");
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #2");
+            int afterCommit = dataSource.statements();
+            assertThat(greeter.greet("K2", "bob")).isEqualTo("hello bob #3");
+            assertThat(dataSource.statements()).isEqualTo(afterCommit);
+        });
+    }
+
+    @Test
+    void theApplicationsOwnPrefilterIsNotWrappedTwice() {
+        withoutDataSource.withBean(CaffeinePrefilter.class,
+                () -> CaffeinePrefilter.wrap(new InMemoryIdempotencyStore()).build()).run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(Greeter.class).greet("K1", "ann")).isEqualTo("hello ann #1");
+                    assertThat(context.getBean(CaffeinePrefilter.class).cachedOutcomes()).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void withoutCaffeineThePrefilterIsOffUnlessAskedFor() {
+        ApplicationContextRunner noCaffeine = runner.withUserConfiguration(CountingDataSourceConfiguration.class)
+                .withClassLoader(new FilteredClassLoader("com.github.benmanes.caffeine"));
+        noCaffeine.run(context -> {
+            assertThat(context).hasNotFailed();
+            CountingDataSource dataSource = context.getBean(CountingDataSource.class);
+            context.getBean(Greeter.class).greet("K1", "ann");
+            dataSource.reset();
+            context.getBean(Greeter.class).greet("K1", "ann");
+            assertThat(dataSource.statements()).isPositive();
+        });
+        noCaffeine.withPropertyValues("idempotency.prefilter.enabled=true").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("Caffeine");
+        });
+    }
+
+    @Test
+    void metersOnlyWithAMeterRegistry() {
+        runner.withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(context -> {
+            assertThat(context).hasSingleBean(MicrometerIdempotencyListener.class);
+            Greeter greeter = context.getBean(Greeter.class);
+            greeter.greet("K1", "ann");
+            greeter.greet("K1", "ann");
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get("idempotency.calls").tags("operation", "Greeter.greet", "outcome", "executed")
+                    .counter().count()).isEqualTo(1);
+            assertThat(registry.get("idempotency.calls").tags("outcome", "replayed_cached").counter().count())
+                    .isEqualTo(1);
+        });
+        runner.run(context -> assertThat(context).doesNotHaveBean(MicrometerIdempotencyListener.class));
+    }
+
+    @Test
+    void observationsOnlyWithAnObservationRegistry() {
+        TestObservationRegistry observations = TestObservationRegistry.create();
+        runner.withBean(TestObservationRegistry.class, () -> observations).run(context -> {
+            assertThat(context).hasSingleBean(MicrometerIdempotencyObserver.class);
+            context.getBean(Greeter.class).greet("K1", "ann");
+            io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat(observations)
+                    .hasObservationWithNameEqualTo("idempotency.call").that()
+                    .hasLowCardinalityKeyValue("operation", "Greeter.greet")
+                    .hasLowCardinalityKeyValue("outcome", "executed");
+        });
+        runner.run(context -> assertThat(context).doesNotHaveBean(MicrometerIdempotencyObserver.class));
+    }
+
+    @Test
+    void thePurgeCanBeSwitchedOff() {
+        runner.withPropertyValues("idempotency.purge.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(IdempotencyPurgeScheduler.class));
+    }
+
+    @Test
+    void theSchemaIsLeftAloneWhenToldNever() {
+        runner.withPropertyValues("idempotency.jdbc.initialize-schema=never").run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(IdempotencySchemaInitializer.class);
+            assertThat(new JdbcTemplate(context.getBean(DataSource.class)).queryForObject(
+                    "SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = 'IDEMPOTENCY_RECORD'",
+                    Integer.class)).isZero();
+        });
+    }
+
+    @Test
+    void everythingIsOffWhenDisabled() {
+        runner.withPropertyValues("idempotency.enabled=false").run(context -> assertThat(context).hasNotFailed()
+                .doesNotHaveBean(IdempotentExecutor.class)
+                .doesNotHaveBean(IdempotentAspect.class)
+                .doesNotHaveBean(IdempotencyStore.class)
+                .doesNotHaveBean(IdempotencyPurgeScheduler.class));
+    }
+
+    @Test
+    void anAdminOfTheApplicationsOwnReplacesTheAutoConfiguredOne() {
+        IdempotencyAdmin own = IdempotencyAdmin.builder(new InMemoryIdempotencyStore()).build();
+        runner.withBean("myAdmin", IdempotencyAdmin.class, () -> own).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(IdempotencyAdmin.class);
+            assertThat(context.getBean(IdempotencyAdmin.class)).isSameAs(own);
+        });
+    }
+}

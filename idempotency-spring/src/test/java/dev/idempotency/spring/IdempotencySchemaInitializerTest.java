@@ -1,0 +1,66 @@
+package dev.idempotency.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idempotency.jdbc.JdbcDialect;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabase;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
+import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+
+class IdempotencySchemaInitializerTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
+                    DataSourceAutoConfiguration.class));
+
+    private static String script(JdbcDialect dialect) throws IOException {
+        return new ClassPathResource(dialect.schemaLocation()).getContentAsString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theShippedScriptsAreRenamedWholly() throws IOException {
+        for (JdbcDialect dialect : new JdbcDialect[] {JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql()}) {
+            String renamed = IdempotencySchemaInitializer.rename(script(dialect), "orders_idem");
+            assertThat(renamed).as(dialect.name()).doesNotContain("idempotency_record")
+                    .contains("CREATE TABLE orders_idem ");
+        }
+    }
+
+    @Test
+    void aSchemaQualifiedNameQualifiesTheTableButNotItsIndexOrConstraintNames() throws IOException {
+        String renamed = IdempotencySchemaInitializer.rename(script(JdbcDialect.postgresql()), "billing.orders_idem");
+        assertThat(renamed).contains("CREATE TABLE billing.orders_idem ")
+                .contains(" ON billing.orders_idem ")
+                .doesNotContain("billing.orders_idem_");
+    }
+
+    @Test
+    void alwaysCreatesTheTableOnceAndASecondStartFindsIt() {
+        EmbeddedDatabase db = new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2).generateUniqueName(true)
+                .build();
+        try {
+            ApplicationContextRunner onDb = runner.withBean(DataSource.class, () -> db)
+                    .withBean(IdempotencyAutoConfigurationTest.Greeter.class)
+                    .withPropertyValues("idempotency.jdbc.initialize-schema=always",
+                            "idempotency.jdbc.table-name=custom_idem");
+            onDb.run(context -> assertThat(context).hasNotFailed());
+            onDb.run(context -> {
+                assertThat(context).hasNotFailed();
+                context.getBean(IdempotencyAutoConfigurationTest.Greeter.class).greet("K1", "ann");
+            });
+            assertThat(new JdbcTemplate(db).queryForObject("SELECT COUNT(*) FROM custom_idem", Integer.class))
+                    .isEqualTo(1);
+        } finally {
+            db.shutdown();
+        }
+    }
+}

@@ -1,0 +1,170 @@
+package dev.idempotency.store.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyOutcomeUnknownException;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResultType;
+import dev.idempotency.Tier;
+import dev.idempotency.codec.JacksonResultCodec;
+import dev.idempotency.internal.Fingerprints;
+import dev.idempotency.internal.Keys;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyRecord.Status;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Layer 2 of the store TCK: leases. A claim whose lease ran out is stale; a takeover replaces exactly the observed
+ * state; an irreversible stale claim becomes {@code NEEDS_REVIEW} until an operator resolves it.
+ */
+public abstract class AbstractStoreLeaseTest extends AbstractStoreClaimTest {
+
+    @Test
+    void aClaimIsStaleOnceItsLeaseRanOut() {
+        ClaimRequest r = request(key("stale"));
+        store.claim(r);
+        clock.advance(Duration.ofSeconds(29));
+        assertThat(store.claim(request(key("stale"))).record().isStale(now())).isFalse();
+        clock.advance(Duration.ofSeconds(1));
+        IdempotencyRecord seen = store.claim(request(key("stale"))).record();
+        assertThat(seen).isEqualTo(r.toInFlightRecord());
+        assertThat(seen.isStale(now())).isTrue();
+    }
+
+    @Test
+    void aTakeOverReplacesTheObservedStaleClaimOnce() {
+        ClaimRequest crashed = request(key("take"));
+        store.claim(crashed);
+        clock.advance(Duration.ofMinutes(1));
+        IdempotencyRecord observed = store.claim(request(key("take"))).record();
+
+        ClaimRequest winner = request(key("take"), "args", now());
+        ClaimRequest loser = request(key("take"), "args", now().plusMillis(1));
+        ClaimResult won = store.takeOver(winner, observed);
+        assertThat(won.isAcquired()).isTrue();
+        ClaimResult lost = store.takeOver(loser, observed);
+        assertThat(lost.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+        assertThat(lost.record()).isEqualTo(winner.toInFlightRecord());
+        assertThat(store.find(winner.keyHash())).contains(winner.toInFlightRecord());
+
+        // the old owner learns that its claim was taken: its lease no longer names the record
+        assertThat(store.complete(crashed.keyHash(), crashed.leaseUntil(), new byte[] {1}, now())).isFalse();
+        assertThat(store.release(crashed.keyHash(), crashed.leaseUntil())).isFalse();
+        assertThat(store.complete(winner.keyHash(), winner.leaseUntil(), new byte[] {2}, now().plusSeconds(5)))
+                .isTrue();
+    }
+
+    @Test
+    void aTakeOverRefusesARecordThatChangedSinceItWasObserved() {
+        ClaimRequest r = request(key("changed"));
+        store.claim(r);
+        IdempotencyRecord observed = store.find(r.keyHash()).orElseThrow();
+        store.complete(r.keyHash(), r.leaseUntil(), new byte[] {5}, now().plusSeconds(60));
+        ClaimResult result = store.takeOver(request(key("changed"), "args", now().plusSeconds(61)), observed);
+        assertThat(result.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+        assertThat(result.record().status()).isEqualTo(Status.COMPLETED);
+        assertThat(result.record().result()).containsExactly(5);
+    }
+
+    @Test
+    void aTakeOverOfARecordThatVanishedClaimsTheFreeKey() {
+        ClaimRequest r = request(key("vanished"));
+        store.claim(r);
+        IdempotencyRecord observed = store.find(r.keyHash()).orElseThrow();
+        store.release(r.keyHash(), r.leaseUntil());
+        ClaimRequest next = request(key("vanished"), "args", now().plusMillis(3));
+        assertThat(store.takeOver(next, observed).isAcquired()).isTrue();
+        assertThat(store.find(r.keyHash())).contains(next.toInFlightRecord());
+    }
+
+    @Test
+    void aStaleClaimMarkedNeedsReviewStaysBlockedUntilResolved() {
+        ClaimRequest r = request(key("review"));
+        store.claim(r);
+        clock.advance(Duration.ofMinutes(5));
+        assertThat(store.markNeedsReview(r.keyHash(), r.leaseUntil())).isTrue();
+        IdempotencyRecord blocked = store.find(r.keyHash()).orElseThrow();
+        assertThat(blocked.status()).isEqualTo(Status.NEEDS_REVIEW);
+        assertThat(blocked.isStale(now())).isFalse();
+        assertThat(blocked.isExpired(now().plus(Duration.ofDays(999)))).isFalse();
+        assertThat(store.claim(request(key("review"))).record()).isEqualTo(blocked);
+        assertThat(store.markNeedsReview(r.keyHash(), r.leaseUntil())).isFalse();
+        assertThat(store.complete(r.keyHash(), r.leaseUntil(), new byte[] {1}, now())).isFalse();
+        assertThat(store.release(r.keyHash(), r.leaseUntil())).isFalse();
+    }
+
+    @Test
+    void resolveWithAResultCompletesAndWithoutOneReleases() {
+        ClaimRequest r = request(key("resolve"));
+        store.claim(r);
+        store.markNeedsReview(r.keyHash(), r.leaseUntil());
+        Instant expiresAt = now().plus(Duration.ofDays(2));
+        assertThat(store.resolve(r.keyHash(), new byte[] {9, 9}, expiresAt)).isTrue();
+        assertThat(store.find(r.keyHash())).contains(
+                r.toInFlightRecord().with(Status.COMPLETED, new byte[] {9, 9}, null, expiresAt));
+        assertThat(store.resolve(r.keyHash(), null, expiresAt)).isTrue();
+        assertThat(store.find(r.keyHash())).isEmpty();
+        assertThat(store.resolve(r.keyHash(), null, expiresAt)).isFalse();
+        assertThat(store.resolve(r.keyHash(), new byte[] {1}, expiresAt)).isFalse();
+
+        ClaimRequest inFlight = request(key("resolve-in-flight"));
+        store.claim(inFlight);
+        assertThat(store.resolve(inFlight.keyHash(), null, expiresAt)).isTrue();
+        assertThat(store.claim(inFlight).isAcquired()).isTrue();
+    }
+
+    @Test
+    void theExecutorTakesOverAStaleReversibleClaimAndStopsAnIrreversibleOne() {
+        IdempotentExecutor executor = executor();
+        AtomicInteger runs = new AtomicInteger();
+        IdempotentOperation<String> reversible = IdempotentOperation
+                .builder("TCK.reversible", Tier.REVERSIBLE, ResultType.of(String.class))
+                .lockTimeout(Duration.ofMillis(200)).build();
+        IdempotentOperation<String> irreversible = IdempotentOperation
+                .builder("TCK.irreversible", Tier.IRREVERSIBLE, ResultType.of(String.class))
+                .lockTimeout(Duration.ofMillis(200)).build();
+        Object[] args = {"order-7"};
+        byte[] revHash = crashedClaim(reversible, key("crash"), args);
+        byte[] irrHash = crashedClaim(irreversible, key("crash"), args);
+
+        // within the lease the attempt counts as in flight: the duplicate gives up after its lock timeout
+        assertThatThrownBy(() -> executor.execute(reversible, key("crash"), args, () -> "no"))
+                .isInstanceOf(IdempotencyInProgressException.class);
+        clock.advance(reversible.lease());
+
+        assertThat(executor.execute(reversible, key("crash"), args, () -> "again-" + runs.incrementAndGet()))
+                .isEqualTo("again-1");
+        assertThat(store.find(revHash).orElseThrow().status()).isEqualTo(Status.COMPLETED);
+        assertThat(executor.execute(reversible, key("crash"), args, () -> "no")).isEqualTo("again-1");
+
+        assertThatThrownBy(() -> executor.execute(irreversible, key("crash"), args,
+                () -> "never-" + runs.incrementAndGet())).isInstanceOf(IdempotencyOutcomeUnknownException.class);
+        assertThat(store.find(irrHash).orElseThrow().status()).isEqualTo(Status.NEEDS_REVIEW);
+        clock.advance(Duration.ofDays(30));
+        assertThatThrownBy(() -> executor.execute(irreversible, key("crash"), args,
+                () -> "never-" + runs.incrementAndGet())).isInstanceOf(IdempotencyOutcomeUnknownException.class);
+        assertThat(runs).hasValue(1);
+
+        assertThat(store.resolve(irrHash, null, now())).isTrue();
+        assertThat(executor.execute(irreversible, key("crash"), args, () -> "resolved-" + runs.incrementAndGet()))
+                .isEqualTo("resolved-2");
+    }
+
+    /** Claims a key the way the executor does, as an attempt that then crashed: never completed nor released. */
+    private byte[] crashedClaim(IdempotentOperation<?> op, String key, Object[] args) {
+        byte[] hash = Keys.hash(op.name(), "", key);
+        byte[] fingerprint = new Fingerprints(JacksonResultCodec.defaultMapper()).fingerprint(args, op::isIgnored);
+        Instant t = now();
+        assertThat(store.claim(new ClaimRequest(hash, op.name(), key, fingerprint, op.tier(), t, t.plus(op.lease()),
+                t.plus(op.ttl()), op.lockTimeout())).isAcquired()).isTrue();
+        return hash;
+    }
+}
