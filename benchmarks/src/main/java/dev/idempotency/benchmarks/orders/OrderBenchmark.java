@@ -64,14 +64,20 @@ public class OrderBenchmark {
             run = RunTables.newRunId();
         }
         pool = database.pool(params.getThreads() + 2);
-        tables = new GuardTables(database, pool, run);
-        tables.ensureOrders();
-        tables.ensure(g, prefill);
-        tables.reset(g, prefill);
-        context = OrderContexts.start(g, new OrderTables(database, tables.orders(), tables.table(g, prefill),
-                tables.siPrefix(prefill)), pool);
-        service = context.getBean(PlaceOrder.class);
-        check(g);
+        try {
+            tables = new GuardTables(database, pool, run);
+            tables.ensureOrders();
+            tables.ensure(g, prefill);
+            tables.reset(g, prefill);
+            context = OrderContexts.start(g, new OrderTables(database, tables.orders(), tables.table(g, prefill),
+                    tables.siPrefix(prefill)), pool);
+            service = context.getBean(PlaceOrder.class);
+            check(g);
+        } catch (RuntimeException | Error e) {
+            // JMH skips the tear-down of a trial whose set-up failed: clean up here
+            tearDown();
+            throw e;
+        }
     }
 
     /** Proves, before measuring, that the guard does its job: a repeated key gives the first receipt back. */

@@ -67,6 +67,16 @@ public class PathBenchmark {
     public void setUp(BenchmarkParams params) {
         String method = params.getBenchmark().substring(params.getBenchmark().lastIndexOf('.') + 1);
         clearEachIteration = method.equals("firstExecution");
+        try {
+            start(method);
+        } catch (RuntimeException | Error e) {
+            // JMH skips the tear-down of a trial whose set-up failed: clean up here
+            tearDown();
+            throw e;
+        }
+    }
+
+    private void start(String method) {
         IdempotencyStore base;
         context = new AnnotationConfigApplicationContext();
         if (store.equals("memory")) {
@@ -115,7 +125,9 @@ public class PathBenchmark {
             context.close();
         }
         if (pool != null) {
-            Database.execute(pool, "DROP TABLE IF EXISTS " + table);
+            if (table != null) {
+                Database.execute(pool, "DROP TABLE IF EXISTS " + table);
+            }
             pool.close();
         }
     }
