@@ -125,9 +125,12 @@ public class OrderBenchmark {
 
         @Setup(Level.Trial)
         public void setUp(ThreadParams thread) {
-            prefix = "k-" + Long.toHexString(ThreadLocalRandom.current().nextLong()) + "-" + thread.getThreadIndex()
-                    + "-";
-            customer = "customer-" + thread.getThreadIndex();
+            start(thread.getThreadIndex());
+        }
+
+        void start(int threadIndex) {
+            prefix = "k-" + Long.toHexString(ThreadLocalRandom.current().nextLong()) + "-" + threadIndex + "-";
+            customer = "customer-" + threadIndex;
         }
 
         /** A fresh key, or, {@code duplicates} percent of the time, the previous one again (spread evenly). */
