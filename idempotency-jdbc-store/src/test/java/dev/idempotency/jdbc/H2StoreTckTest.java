@@ -29,4 +29,10 @@ class H2StoreTckTest extends AbstractJdbcStoreTck {
     protected JdbcDialect dialect() {
         return JdbcDialect.h2();
     }
+
+    /** Half the threads: H2 is the quick test loop, and the real databases run the full fuzz. */
+    @Override
+    protected int threads() {
+        return 16;
+    }
 }
