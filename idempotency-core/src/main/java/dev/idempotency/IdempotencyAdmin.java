@@ -4,6 +4,7 @@ import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.Durations;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import dev.idempotency.store.IdempotencyStore;
@@ -250,6 +251,11 @@ public final class IdempotencyAdmin {
         }
         requireUnknown(record.get());
         byte[] data = codec.encode(result, resultType.type());
+        if (RecordedExceptions.isException(data)) {
+            // the byte 0x00 marks a recorded exception: a value must never look like one
+            throw new IdempotencyReplayException("operation " + operation + " key '" + key + "': the result codec"
+                    + " wrote a value starting with the byte 0x00, which marks a recorded exception");
+        }
         return store.resolve(hash, data, now().plus(ttl));
     }
 

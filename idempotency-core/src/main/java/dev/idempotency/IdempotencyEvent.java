@@ -17,9 +17,12 @@ public record IdempotencyEvent(String operation, Tier tier, String key, Outcome 
 
     /** The outcome of one call. Names are the metric tag values, in lower case. */
     public enum Outcome {
-        /** The method ran and its result was recorded. */
+        /** The method ran and its result (or a declared replayable exception) was recorded. */
         EXECUTED,
-        /** A recorded result was returned from the store; the method did not run. */
+        /**
+         * A recorded result was returned (or a recorded exception thrown again) from the store; the method did not
+         * run.
+         */
         REPLAYED,
         /** A recorded result was returned from a cache in front of the store; no store access. */
         REPLAYED_CACHED,

@@ -327,6 +327,9 @@ public final class IdempotentExecutor {
             try {
                 R r = operation.get();
                 return r;
+            } catch (IdempotencyInProgressException e) {
+                // a store that cannot wait any longer in this transaction (a snapshot that cannot see the winner)
+                throw fail(Outcome.IN_PROGRESS, e);
             } catch (IdempotencyException e) {
                 throw fail(Outcome.FAILED, e);
             } catch (RuntimeException e) {

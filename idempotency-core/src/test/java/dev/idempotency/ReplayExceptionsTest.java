@@ -10,9 +10,12 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.replay.ReplayModel.InsufficientFundsException;
 import dev.idempotency.replay.ReplayModel.OverdraftLimitException;
+import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.lang.reflect.Type;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -212,7 +215,16 @@ class ReplayExceptionsTest {
 
     @Test
     void aCodecThatWritesTheReservedLeadingByteIsRefusedAndNothingIsRecorded() {
-        ResultCodec zeroFirst = new ResultCodec() {
+        IdempotentExecutor bad = IdempotentExecutor.builder(store).codec(zeroFirstCodec()).build();
+        assertThatThrownBy(() -> bad.execute(TRANSFER, "Z-1", new Object[0], () -> "ok"))
+                .isInstanceOf(IdempotencyReplayException.class)
+                .hasMessageContaining("0x00");
+        assertThat(store.size()).isZero();
+    }
+
+    /** A codec that breaks the contract: its values start with the byte reserved for recorded exceptions. */
+    private static ResultCodec zeroFirstCodec() {
+        return new ResultCodec() {
             private final JacksonResultCodec json = JacksonResultCodec.create();
 
             @Override
@@ -228,11 +240,21 @@ class ReplayExceptionsTest {
                 throw new AssertionError("never read");
             }
         };
-        IdempotentExecutor bad = IdempotentExecutor.builder(store).codec(zeroFirst).build();
-        assertThatThrownBy(() -> bad.execute(TRANSFER, "Z-1", new Object[0], () -> "ok"))
-                .isInstanceOf(IdempotencyReplayException.class)
-                .hasMessageContaining("0x00");
-        assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void anOperatorCannotResolveAKeyWithAValueThatLooksLikeARecordedException() {
+        Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        byte[] keyHash = hash("R-1");
+        store.claim(new ClaimRequest(keyHash, TRANSFER.name(), "R-1", new byte[32], Tier.IRREVERSIBLE, now,
+                now.plusSeconds(30), now.plusSeconds(60), Duration.ofSeconds(1)));
+        assertThat(store.markNeedsReview(keyHash, now.plusSeconds(30))).isTrue();
+        IdempotencyAdmin admin = IdempotencyAdmin.builder(store).codec(zeroFirstCodec()).build();
+
+        assertThatThrownBy(() -> admin.resolveExecuted(TRANSFER.name(), "R-1", "by hand", ResultType.of(String.class),
+                Duration.ofHours(1)))
+                .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("0x00");
+        assertThat(store.find(keyHash).orElseThrow().status()).isEqualTo(IdempotencyRecord.Status.NEEDS_REVIEW);
     }
 
     @ParameterizedTest

@@ -207,7 +207,9 @@ public final class JacksonResultCodec implements ResultCodec {
     }
 
     private static boolean isPolymorphic(Class<?> raw) {
-        return !raw.isPrimitive() && !raw.isArray() && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))
+        // an enum whose constants have bodies is abstract, but its constants are not subtypes to choose from
+        return !raw.isPrimitive() && !raw.isArray() && !raw.isEnum()
+                && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))
                 && !isJdk(raw) && !JsonNode.class.isAssignableFrom(raw);
     }
 

@@ -7,6 +7,10 @@ import org.jspecify.annotations.Nullable;
  * Turns a method's result into bytes for the store and back into the method's declared type on a replay.
  * Implementations never name a class to instantiate in the bytes they write and never trust one in the bytes
  * they read: the declared type (and an allow-list, where the declared type is abstract) decides what is built.
+ *
+ * <p>The byte {@code 0x00} is reserved as the first byte of a recorded business exception
+ * ({@link dev.idempotency.Idempotent#replayExceptions()}): {@link #encode} must never return bytes that start with
+ * it (no JSON text does), and the executor refuses, without recording, a value that does.
  */
 public interface ResultCodec {
 

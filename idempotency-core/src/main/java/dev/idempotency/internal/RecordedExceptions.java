@@ -3,6 +3,7 @@ package dev.idempotency.internal;
 import java.io.ByteArrayOutputStream;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -21,7 +22,9 @@ public final class RecordedExceptions {
     /** The first byte of a recorded exception; never the first byte of a recorded value. */
     public static final byte MARKER = 0x00;
 
-    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final JsonMapper JSON = JsonMapper.builder()
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
 
     private RecordedExceptions() {
     }

@@ -33,7 +33,7 @@ import net.jqwik.api.Provide;
  */
 class IdentityPropertiesTest {
 
-    /** Pieces keys are made of: ASCII, whitespace, combining marks, precomposed and compatibility letters, Hangul, emoji. */
+    /** Pieces of keys: ASCII, whitespace, combining marks, precomposed and compatibility letters, Hangul, emoji. */
     private static final List<String> PIECES = List.of(
             "a", "Z", "7", "-", ":", "/", "_", ".", " ", "\u00a0", "\u3000",
             "e", "\u0301", "\u0308", "\u00e9", "\u00c5", "\u212b", "A\u030a", "o\u0302\u0323", "\u1e69",

@@ -129,6 +129,10 @@ public abstract class AbstractReplayFidelityTest {
                 of("record with null component", Money.class, () -> new Money(null, "EUR")),
                 of("POJO", Customer.class, () -> new Customer("Ada", 3, List.of("vip", "early"))),
                 of("enum", Status.class, () -> Status.REFUNDED),
+                of("enum whose constants have bodies", ReplayModel.Operation.class, () -> ReplayModel.Operation.MINUS),
+                of("List of enums whose constants have bodies",
+                        type(new ResultType<List<ReplayModel.Operation>>() { }),
+                        () -> List.of(ReplayModel.Operation.PLUS, ReplayModel.Operation.MINUS)),
                 // generics
                 of("List<Order>", type(new ResultType<List<Order>>() { }), () -> List.of(order("o-1"), order("o-2")),
                         r -> assertThat(((List<?>) r).get(0)).isInstanceOf(Order.class)),

@@ -139,6 +139,9 @@ public abstract class AbstractTamperedRowTest {
                 of("an exception row with an extra property", Money.class, TEN,
                         exceptionRow("{\"exception\":\"" + InsufficientFundsException.class.getName()
                                 + "\",\"message\":\"m\",\"cause\":{\"@class\":\"" + PROBE + "\"}}")),
+                of("an exception row naming a declared class twice", Money.class, TEN,
+                        exceptionRow("{\"exception\":\"" + PROBE_EXCEPTION + "\",\"exception\":\""
+                                + InsufficientFundsException.class.getName() + "\",\"message\":\"m\"}")),
                 of("an exception row that is not JSON", Money.class, TEN, exceptionRow("\u00ff garbage")),
                 of("an exception row that is empty", Money.class, TEN, new byte[] {0}));
     }

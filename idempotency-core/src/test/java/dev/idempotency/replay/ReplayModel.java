@@ -19,6 +19,24 @@ public final class ReplayModel {
 
     public enum Status { NEW, PAID, REFUNDED }
 
+    /** An enum whose constants have bodies: the enum class is abstract, each constant an anonymous subclass. */
+    public enum Operation {
+        PLUS {
+            @Override
+            public int apply(int a, int b) {
+                return a + b;
+            }
+        },
+        MINUS {
+            @Override
+            public int apply(int a, int b) {
+                return a - b;
+            }
+        };
+
+        public abstract int apply(int a, int b);
+    }
+
     public record Money(BigDecimal amount, String currency) { }
 
     public record Line(String sku, int quantity, Money price) { }

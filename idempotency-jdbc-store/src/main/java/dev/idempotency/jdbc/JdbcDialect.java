@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The SQL of one database for {@link JdbcIdempotencyStore}. The store picks one from the JDBC metadata's product
@@ -50,7 +51,7 @@ public abstract class JdbcDialect {
      *
      * @throws IllegalArgumentException if no built-in dialect supports that database
      */
-    public static JdbcDialect forProductName(String productName) {
+    public static JdbcDialect forProductName(@Nullable String productName) {
         String name = productName == null ? "" : productName.toLowerCase(Locale.ROOT);
         if (name.startsWith("h2")) {
             return h2();
@@ -98,7 +99,7 @@ public abstract class JdbcDialect {
     }
 
     /** Reads a timestamp column written by {@link #timestamp(Instant)}; null stays null. */
-    Instant instant(ResultSet rs, int column) throws SQLException {
+    @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
         OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
         return t == null ? null : t.toInstant();
     }

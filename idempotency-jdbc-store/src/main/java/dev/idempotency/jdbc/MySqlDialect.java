@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * MySQL and MariaDB (InnoDB).
@@ -81,7 +82,7 @@ final class MySqlDialect extends JdbcDialect {
     }
 
     @Override
-    Instant instant(ResultSet rs, int column) throws SQLException {
+    @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
         LocalDateTime t = rs.getObject(column, LocalDateTime.class);
         return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Savepoint;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * PostgreSQL. Any failed statement aborts the whole transaction there, so nothing the store does in the caller's
@@ -71,12 +72,12 @@ final class PostgresDialect extends JdbcDialect {
     @Override
     <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
             throws SQLException {
-        String previous = inCallerTransaction ? showLockTimeout(con) : null;
-        Savepoint savepoint = inCallerTransaction ? con.setSavepoint() : null;
+        @Nullable String previous = inCallerTransaction ? showLockTimeout(con) : null;
+        @Nullable Savepoint savepoint = inCallerTransaction ? con.setSavepoint() : null;
         try {
             setLockTimeout(con, atLeastOneMilli(timeout) + "ms");
             T result = work.run();
-            if (savepoint != null) {
+            if (savepoint != null && previous != null) {
                 // the transaction goes on: give it back its own lock_timeout
                 setLockTimeout(con, previous);
                 con.releaseSavepoint(savepoint);
@@ -85,7 +86,7 @@ final class PostgresDialect extends JdbcDialect {
         } catch (SQLException e) {
             if (savepoint != null) {
                 // undoes the failed statement and the lock_timeout change, and un-aborts the caller's transaction
-                con.rollback(savepoint);
+                rollbackTo(con, savepoint, e);
             }
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
                 throw new LockTimeout(e);
@@ -96,9 +97,18 @@ final class PostgresDialect extends JdbcDialect {
             throw e;
         } catch (RuntimeException e) {
             if (savepoint != null) {
-                con.rollback(savepoint);
+                rollbackTo(con, savepoint, e);
             }
             throw e;
+        }
+    }
+
+    private static void rollbackTo(Connection con, Savepoint savepoint, Exception cause) {
+        try {
+            con.rollback(savepoint);
+            con.releaseSavepoint(savepoint);
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
         }
     }
 

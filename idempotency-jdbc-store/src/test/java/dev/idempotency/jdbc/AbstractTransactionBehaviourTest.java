@@ -247,6 +247,64 @@ abstract class AbstractTransactionBehaviourTest {
         assertThat(store.find(hash).orElseThrow().status()).isEqualTo(Status.COMPLETED);
     }
 
+    /** The isolation level of {@link #manyTransactionsClaimingSeveralKeysEachInRandomOrder()}. */
+    protected abstract int isolationUnderLoad();
+
+    /**
+     * 16 threads, 100 transactions each, 3 claims per transaction in random order over 300 keys: lock waits, gap locks
+     * and replays inside open transactions. Whatever the database does (a deadlock victim, a snapshot conflict), the
+     * caller sees at worst {@link IdempotencyInProgressException}, never another error, and each key is acquired by
+     * exactly one committed transaction.
+     */
+    @Test
+    void manyTransactionsClaimingSeveralKeysEachInRandomOrder() throws Exception {
+        TransactionTemplate loaded = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
+        loaded.setIsolationLevel(isolationUnderLoad());
+        java.util.Map<String, AtomicInteger> committedAcquisitions = new java.util.concurrent.ConcurrentHashMap<>();
+        AtomicInteger inProgress = new AtomicInteger();
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(16);
+        try {
+            java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            for (int t = 0; t < 16; t++) {
+                java.util.Random random = new java.util.Random(t);
+                done.add(threads.submit(() -> {
+                    for (int i = 0; i < 100; i++) {
+                        java.util.List<String> acquired = new java.util.ArrayList<>();
+                        try {
+                            loaded.executeWithoutResult(s -> {
+                                for (int k = 0; k < 3; k++) {
+                                    ClaimRequest r = request("L-" + random.nextInt(300), Duration.ofSeconds(20));
+                                    if (store.claim(r).isAcquired()) {
+                                        assertThat(store.complete(r.keyHash(), r.leaseUntil(), new byte[] {1},
+                                                r.expiresAt())).isTrue();
+                                        acquired.add(r.key());
+                                    }
+                                }
+                            });
+                            acquired.forEach(key -> committedAcquisitions
+                                    .computeIfAbsent(key, x -> new AtomicInteger()).incrementAndGet());
+                        } catch (IdempotencyInProgressException e) {
+                            inProgress.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(committedAcquisitions).allSatisfy((key, n) -> assertThat(n).as(key).hasValue(1));
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + table, Integer.class))
+                .isEqualTo(committedAcquisitions.size());
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE status <> 'COMPLETED'",
+                Integer.class)).isZero();
+        System.out.println(getClass().getSimpleName() + ": 1600 transactions x 3 claims, " + inProgress
+                + " ended with IdempotencyInProgressException");
+    }
+
     /** A unique key per call, for tests that run several scenarios. */
     protected static String uniqueKey(String name) {
         return name + "-" + UUID.randomUUID();

@@ -239,6 +239,10 @@ class JdbcIdempotencyStoreH2Test {
 
         CompletableFuture<ClaimResult> duplicate = CompletableFuture.supplyAsync(
                 () -> store.claim(request("K-wait", "args", T0, Duration.ofSeconds(10))));
+        // still waiting for the owner's transaction a while later (it would have answered at once otherwise)
+        assertThatThrownBy(() -> duplicate.get(300, TimeUnit.MILLISECONDS))
+                .isInstanceOf(java.util.concurrent.TimeoutException.class);
+        assertThat(duplicate).isNotDone();
         finish.countDown();
         owner.get(10, TimeUnit.SECONDS);
         ClaimResult seen = duplicate.get(10, TimeUnit.SECONDS);

@@ -50,6 +50,12 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
                 + " WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE CONCAT('%', ?, ' %')", Integer.class, table) > 0;
     }
 
+    /** REPEATABLE READ: InnoDB's default, with its gap locks; the deadlock test of the issue. */
+    @Override
+    protected int isolationUnderLoad() {
+        return TransactionDefinition.ISOLATION_REPEATABLE_READ;
+    }
+
     @Override
     protected String lockDiagnostics() {
         return new JdbcTemplate(pool).queryForList("SELECT trx_state, trx_query FROM information_schema.INNODB_TRX")

@@ -6,7 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
-/** The store TCK on PostgreSQL (READ COMMITTED, the default). */
+/** The store TCK on PostgreSQL, READ COMMITTED (the default, set explicitly). */
 @EnabledIfEnvironmentVariable(named = TestDatabases.POSTGRES_URL, matches = ".+")
 class PostgresStoreTckIT extends AbstractJdbcStoreTck {
 
@@ -14,7 +14,7 @@ class PostgresStoreTckIT extends AbstractJdbcStoreTck {
 
     @BeforeAll
     static void connect() {
-        pool = TestDatabases.pool(TestDatabases.POSTGRES_URL, 36);
+        pool = TestDatabases.pool(TestDatabases.POSTGRES_URL, 36, "TRANSACTION_READ_COMMITTED");
     }
 
     @AfterAll

@@ -4,11 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.IdempotencyEvent;
+import dev.idempotency.IdempotencyEvent.Outcome;
 import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -54,6 +59,12 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
                 + " WHERE wait_event_type = 'Lock' AND query LIKE '%' || ? || ' %'", Integer.class, table) > 0;
     }
 
+    /** READ COMMITTED: PostgreSQL's default, and the level where ON CONFLICT DO NOTHING never needs a retry. */
+    @Override
+    protected int isolationUnderLoad() {
+        return TransactionDefinition.ISOLATION_READ_COMMITTED;
+    }
+
     @Override
     protected String lockDiagnostics() {
         return new JdbcTemplate(pool).queryForList("SELECT wait_event_type, state, query FROM pg_stat_activity"
@@ -87,9 +98,13 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
             // another transaction records the key after that snapshot
             CompletableFuture.supplyAsync(() -> executor.execute(op, "K-rr", new Object[0],
                     () -> "first-" + runs.incrementAndGet())).join();
-            assertThatThrownBy(() -> executor.execute(op, "K-rr", new Object[0], () -> "second"))
+            List<IdempotencyEvent> events = new CopyOnWriteArrayList<>();
+            IdempotentExecutor watched = IdempotentExecutor.builder(store)
+                    .transactions(new SpringTransactionBridge()).listener(events::add).build();
+            assertThatThrownBy(() -> watched.execute(op, "K-rr", new Object[0], () -> "second"))
                     .isInstanceOf(IdempotencyInProgressException.class)
                     .hasMessageContaining("K-rr").hasMessageContaining("new transaction");
+            assertThat(events).extracting(IdempotencyEvent::outcome).containsExactly(Outcome.IN_PROGRESS);
             // the savepoint kept this transaction usable
             insertBusinessRow("still-usable");
             return "committed";
@@ -119,6 +134,20 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
                 executor.execute(op, "K-rr-wait", new Object[0], () -> "retry"));
         assertThat(retried).isEqualTo("first");
         assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void instantsAreStoredAsInstantsWhateverTheSessionTimeZone() {
+        ClaimRequest r = request(uniqueKey("K-tz"), Duration.ofSeconds(5));
+        tx.executeWithoutResult(s -> {
+            jdbc.execute("SET LOCAL TIME ZONE 'Asia/Tokyo'");
+            store.claim(r);
+            assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        });
+        assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        String stored = jdbc.queryForObject("SELECT to_char(created_at AT TIME ZONE 'UTC', "
+                + "'YYYY-MM-DD\"T\"HH24:MI:SS.MS') FROM " + table, String.class);
+        assertThat(stored).isEqualTo(r.now().toString().substring(0, 23));
     }
 
     @Test

@@ -18,6 +18,11 @@ final class TestDatabases {
 
     /** A pool on the database named by an environment variable, large enough for the fuzz's threads. */
     static HikariDataSource pool(String variable, int size) {
+        return pool(variable, size, null);
+    }
+
+    /** The same, with every connection at {@code isolation} (a {@code TRANSACTION_*} name of java.sql.Connection). */
+    static HikariDataSource pool(String variable, int size, String isolation) {
         String url = System.getenv(variable);
         if (url == null || url.isBlank()) {
             throw new IllegalStateException(variable + " is not set");
@@ -29,6 +34,9 @@ final class TestDatabases {
         config.setConnectionTimeout(30_000);
         config.setInitializationFailTimeout(10_000);
         config.setPoolName("idempotency-it-" + variable);
+        if (isolation != null) {
+            config.setTransactionIsolation(isolation);
+        }
         return new HikariDataSource(config);
     }
 }

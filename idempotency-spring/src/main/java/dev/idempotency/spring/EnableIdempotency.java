@@ -31,6 +31,11 @@ import org.springframework.core.Ordered;
  *       {@code IdempotencyScope}, {@code ConfirmationGate}, {@code IdempotencyObserver} and {@code java.time.Clock}, every
  *       {@code IdempotencyListener} bean, and {@link SpringTransactionBridge}. Declare your own
  *       {@code IdempotentExecutor} bean to replace it;</li>
+ *   <li>an {@link dev.idempotency.IdempotencyAdmin} bean (named {@code idempotencyAdmin}) on the context's
+ *       {@code IdempotencyStore} (its only one, or its {@code @Primary} one), with the codec and {@code Clock} the
+ *       default executor takes: what an operator's endpoint injects to inspect, evict or resolve a key
+ *       (docs/tiers.md). Declare your own {@code IdempotencyAdmin} bean to replace it; without a store bean (an
+ *       executor bean of your own on a store that is no bean) none is registered;</li>
  *   <li>the {@link IdempotentAspect}, with the context's {@link KeyResolver} bean if there is one (that is how key
  *       expressions opt in to type, constructor or bean references), or the restricted default;</li>
  *   <li>AspectJ-annotation auto-proxying ({@code @EnableAspectJAutoProxy}, interface proxies where a bean has

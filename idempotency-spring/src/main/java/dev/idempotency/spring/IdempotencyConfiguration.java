@@ -1,13 +1,16 @@
 package dev.idempotency.spring;
 
 import dev.idempotency.ConfirmationGate;
+import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyListener;
 import dev.idempotency.IdempotencyObserver;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.store.IdempotencyStore;
 import java.time.Clock;
+import java.util.Arrays;
 import java.util.Map;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -26,6 +29,7 @@ import org.springframework.context.annotation.ImportAware;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotationAttributes;
+import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
 import tools.jackson.databind.json.JsonMapper;
@@ -40,6 +44,9 @@ class IdempotencyConfiguration implements ImportAware {
 
     /** The name of the executor bean registered when the context has none. */
     static final String EXECUTOR_BEAN_NAME = "idempotentExecutor";
+
+    /** The name of the admin bean registered when the context has none (the Boot auto-configuration's too). */
+    static final String ADMIN_BEAN_NAME = "idempotencyAdmin";
 
     private int order = Ordered.LOWEST_PRECEDENCE;
 
@@ -61,7 +68,10 @@ class IdempotencyConfiguration implements ImportAware {
         return aspect;
     }
 
-    /** Registers the default executor only if no {@code IdempotentExecutor} bean is defined by then. */
+    /**
+     * Registers the default executor only if no {@code IdempotentExecutor} bean is defined by then, and the default
+     * admin only if no {@code IdempotencyAdmin} bean is and there is one store (or a primary one) for it.
+     */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static BeanDefinitionRegistryPostProcessor idempotentExecutorRegistrar() {
@@ -101,6 +111,31 @@ class IdempotencyConfiguration implements ImportAware {
         return builder.build();
     }
 
+    /**
+     * Builds the default admin on the context's store, with the codec and clock the default executor takes: a result
+     * resolved through it replays, and it judges leases by the same time (the factory method of the bean the
+     * registrar adds).
+     */
+    static IdempotencyAdmin defaultAdmin(ObjectProvider<IdempotencyStore> store, ObjectProvider<ResultCodec> codec,
+            ObjectProvider<JsonMapper> mapper, ObjectProvider<Clock> clock, ResourceLoader resourceLoader) {
+        IdempotencyStore theStore = store.getIfUnique();
+        if (theStore == null) {
+            throw new IllegalStateException("the default IdempotencyAdmin needs one IdempotencyStore bean (or a "
+                    + "@Primary one); declare an IdempotencyAdmin bean of your own");
+        }
+        ResultCodec theCodec = codec.getIfUnique(() -> {
+            JsonMapper theMapper = mapper.getIfUnique();
+            return theMapper != null ? JacksonResultCodec.using(theMapper) : JacksonResultCodec.create();
+        });
+        IdempotencyAdmin.Builder builder = IdempotencyAdmin.builder(theStore).codec(theCodec);
+        clock.ifUnique(builder::clock);
+        ClassLoader classLoader = resourceLoader.getClassLoader();
+        if (classLoader != null) {
+            builder.classLoader(classLoader);
+        }
+        return builder.build();
+    }
+
     private static void checkOrder(ListableBeanFactory beanFactory) {
         Map<String, IdempotentAspect> aspects = beanFactory.getBeansOfType(IdempotentAspect.class, false, false);
         Map<String, BeanFactoryTransactionAttributeSourceAdvisor> advisors =
@@ -124,18 +159,34 @@ class IdempotencyConfiguration implements ImportAware {
         @Override
         public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) throws BeansException {
             // runs after every @Configuration class is parsed, so a user's own executor bean is already defined
-            if (registry instanceof ListableBeanFactory factory
-                    && factory.getBeanNamesForType(IdempotentExecutor.class, true, false).length > 0) {
+            if (!(registry instanceof ListableBeanFactory factory)) {
                 return;
             }
-            if (registry.containsBeanDefinition(EXECUTOR_BEAN_NAME)) {
-                return;
+            if (factory.getBeanNamesForType(IdempotentExecutor.class, true, false).length == 0
+                    && !registry.containsBeanDefinition(EXECUTOR_BEAN_NAME)) {
+                register(registry, EXECUTOR_BEAN_NAME, "defaultExecutor", IdempotentExecutor.class);
             }
+            if (factory.getBeanNamesForType(IdempotencyAdmin.class, true, false).length == 0
+                    && !registry.containsBeanDefinition(ADMIN_BEAN_NAME) && oneStore(registry, factory)) {
+                register(registry, ADMIN_BEAN_NAME, "defaultAdmin", IdempotencyAdmin.class);
+            }
+        }
+
+        /** One store bean, or a primary one among several: the store the admin works on. */
+        private static boolean oneStore(BeanDefinitionRegistry registry, ListableBeanFactory factory) {
+            String[] stores = factory.getBeanNamesForType(IdempotencyStore.class, true, false);
+            return stores.length == 1 || Arrays.stream(stores)
+                    .anyMatch(name -> registry.containsBeanDefinition(name)
+                            && registry.getBeanDefinition(name).isPrimary());
+        }
+
+        private static void register(BeanDefinitionRegistry registry, String name, String factoryMethod,
+                Class<?> type) {
             RootBeanDefinition definition = new RootBeanDefinition(IdempotencyConfiguration.class);
-            definition.setFactoryMethodName("defaultExecutor");
+            definition.setFactoryMethodName(factoryMethod);
             definition.setAutowireMode(AbstractBeanDefinition.AUTOWIRE_CONSTRUCTOR);
-            definition.setTargetType(IdempotentExecutor.class);
-            registry.registerBeanDefinition(EXECUTOR_BEAN_NAME, definition);
+            definition.setTargetType(type);
+            registry.registerBeanDefinition(name, definition);
         }
 
         @Override

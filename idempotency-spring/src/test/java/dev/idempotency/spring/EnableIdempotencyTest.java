@@ -3,6 +3,7 @@ package dev.idempotency.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyEvent;
 import dev.idempotency.IdempotencyListener;
 import dev.idempotency.IdempotencyObserver;
@@ -11,8 +12,12 @@ import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.Tier;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.store.IdempotencyRecord.Status;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
+import dev.idempotency.store.tck.MutableClock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -22,6 +27,7 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Primary;
 import org.springframework.core.Ordered;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabase;
@@ -172,5 +178,110 @@ class EnableIdempotencyTest {
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("@Transactional would run inside @Idempotent")
                 .hasMessageContaining("@EnableIdempotency(order = ...)");
+    }
+
+    /** A bean with a plain key; its operation is {@code Counter.next}. */
+    public static class Counter {
+        final AtomicInteger runs = new AtomicInteger();
+
+        @Idempotent(key = "#id", tier = Tier.REVERSIBLE, ttl = "1h")
+        public int next(String id) {
+            return runs.incrementAndGet();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    @Import(Counter.class)
+    static class WithStoreAndClock {
+        @Bean
+        InMemoryIdempotencyStore store() {
+            return new InMemoryIdempotencyStore();
+        }
+
+        @Bean
+        MutableClock clock() {
+            return MutableClock.at(Instant.parse("2026-01-01T00:00:00Z"));
+        }
+    }
+
+    @Test
+    void anAdminBeanWorksOnTheContextsStoreByTheContextsClock() {
+        try (var ctx = new AnnotationConfigApplicationContext(WithStoreAndClock.class)) {
+            Counter counter = ctx.getBean(Counter.class);
+            MutableClock clock = ctx.getBean(MutableClock.class);
+            assertThat(ctx.getBeansOfType(IdempotencyAdmin.class)).containsOnlyKeys("idempotencyAdmin");
+            IdempotencyAdmin admin = ctx.getBean(IdempotencyAdmin.class);
+
+            assertThat(counter.next("K")).isEqualTo(1);
+            IdempotencyAdmin.Entry entry = admin.find("Counter.next", "K").orElseThrow();
+            assertThat(entry.status()).isEqualTo(Status.COMPLETED);
+            assertThat(entry.createdAt()).isEqualTo(clock.instant());
+            assertThat(entry.expired()).isFalse();
+            clock.advance(Duration.ofHours(2));
+            assertThat(admin.find("Counter.next", "K").orElseThrow().expired())
+                    .as("judged by the context's clock, past the 1h ttl").isTrue();
+
+            assertThat(admin.evict("Counter.next", "K")).isTrue();
+            assertThat(counter.next("K")).as("evicted, the key runs again").isEqualTo(2);
+            assertThat(counter.next("K")).isEqualTo(2);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    static class WithOwnAdmin {
+        static final InMemoryIdempotencyStore STORE = new InMemoryIdempotencyStore();
+
+        @Bean
+        IdempotencyStore store() {
+            return STORE;
+        }
+
+        @Bean
+        IdempotencyAdmin myAdmin() {
+            return IdempotencyAdmin.builder(STORE).build();
+        }
+    }
+
+    @Test
+    void anAdminBeanOfTheApplicationsOwnIsTheOnlyOne() {
+        try (var ctx = new AnnotationConfigApplicationContext(WithOwnAdmin.class)) {
+            assertThat(ctx.getBeansOfType(IdempotencyAdmin.class)).containsOnlyKeys("myAdmin");
+        }
+    }
+
+    @Test
+    void withoutAStoreBeanNoAdminIsRegistered() {
+        try (var ctx = new AnnotationConfigApplicationContext(WithOwnExecutor.class)) {
+            assertThat(ctx.getBeansOfType(IdempotencyAdmin.class)).isEmpty();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    @Import(Counter.class)
+    static class WithTwoStores {
+        static final InMemoryIdempotencyStore PRIMARY = new InMemoryIdempotencyStore();
+
+        @Bean
+        @Primary
+        IdempotencyStore primaryStore() {
+            return PRIMARY;
+        }
+
+        @Bean
+        IdempotencyStore otherStore() {
+            return new InMemoryIdempotencyStore();
+        }
+    }
+
+    @Test
+    void withSeveralStoresTheAdminWorksOnThePrimaryOne() {
+        try (var ctx = new AnnotationConfigApplicationContext(WithTwoStores.class)) {
+            ctx.getBean(Counter.class).next("P");
+            assertThat(ctx.getBean(IdempotencyAdmin.class).find("Counter.next", "P")).isPresent();
+            assertThat(WithTwoStores.PRIMARY.find(Keys.hash("Counter.next", "", "P"))).isPresent();
+        }
     }
 }

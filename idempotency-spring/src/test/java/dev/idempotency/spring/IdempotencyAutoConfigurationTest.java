@@ -424,4 +424,13 @@ class IdempotencyAutoConfigurationTest {
                 .doesNotHaveBean(IdempotencyStore.class)
                 .doesNotHaveBean(IdempotencyPurgeScheduler.class));
     }
+
+    @Test
+    void anAdminOfTheApplicationsOwnReplacesTheAutoConfiguredOne() {
+        IdempotencyAdmin own = IdempotencyAdmin.builder(new InMemoryIdempotencyStore()).build();
+        runner.withBean("myAdmin", IdempotencyAdmin.class, () -> own).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(IdempotencyAdmin.class);
+            assertThat(context.getBean(IdempotencyAdmin.class)).isSameAs(own);
+        });
+    }
 }
