@@ -464,7 +464,12 @@ public final class IdempotentExecutor {
                             + " never write it");
                 }
             } catch (RuntimeException e) {
-                release(owned, e);
+                if (op.tier() == Tier.IRREVERSIBLE && !transactional) {
+                    // the side effect happened and cannot be replayed: releasing would let a retry do it twice
+                    holdForReview(owned, e);
+                } else {
+                    release(owned, e);
+                }
                 throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
                         : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
             }
@@ -527,6 +532,19 @@ public final class IdempotentExecutor {
             } catch (Exception e) {
                 LOG.log(System.Logger.Level.ERROR, "the compensation of " + op.name() + " key '" + readable
                         + "' failed after its transaction rolled back; the external effect may remain", e);
+            }
+        }
+
+        /**
+         * Keeps an irreversible call's committed claim blocked as {@code NEEDS_REVIEW} after it ran but its outcome
+         * could not be recorded; a failure to do so is kept, not thrown (the lease then exposes the claim as stale,
+         * which leads to the same review).
+         */
+        private void holdForReview(ClaimRequest owned, Throwable cause) {
+            try {
+                store.markNeedsReview(owned.keyHash(), owned.leaseUntil());
+            } catch (RuntimeException e) {
+                cause.addSuppressed(e);
             }
         }
 

@@ -242,6 +242,42 @@ class IdempotentExecutorTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("REVERSIBLE");
     }
 
+    /** A result the codec refuses to write, as a result type that slipped past the first-sight check would. */
+    record Unwritable(String value) {
+        public String getBoom() {
+            throw new IllegalStateException("cannot serialize");
+        }
+    }
+
+    @Test
+    void anIrreversibleCallWhoseResultCannotBeRecordedStaysBlockedForReviewInsteadOfRunningTwice() {
+        IdempotentOperation<Unwritable> pay = IdempotentOperation
+                .builder("Orders.create", Tier.IRREVERSIBLE, ResultType.of(Unwritable.class)).build();
+
+        assertThatThrownBy(() -> executor.execute(pay, "PAY-1", new Object[0], () -> {
+            runs.incrementAndGet();
+            return new Unwritable("sent");
+        })).isInstanceOf(IdempotencyReplayException.class);
+
+        assertThat(store.find(hashOf("PAY-1")).orElseThrow().status())
+                .isEqualTo(IdempotencyRecord.Status.NEEDS_REVIEW);
+        assertThatThrownBy(() -> executor.execute(pay, "PAY-1", new Object[0], () -> {
+            runs.incrementAndGet();
+            return new Unwritable("sent again");
+        })).isInstanceOf(IdempotencyOutcomeUnknownException.class);
+        assertThat(runs).hasValue(1);
+    }
+
+    @Test
+    void aReversibleCallWhoseResultCannotBeRecordedIsReleasedAndRunsAgain() {
+        IdempotentOperation<Unwritable> op = IdempotentOperation
+                .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(Unwritable.class)).build();
+
+        assertThatThrownBy(() -> executor.execute(op, "REV-1", new Object[0], () -> new Unwritable("x")))
+                .isInstanceOf(IdempotencyReplayException.class);
+        assertThat(store.find(hashOf("REV-1"))).isEmpty();
+    }
+
     private static byte[] hashOf(String key) {
         return dev.idempotency.internal.Keys.hash("Orders.create", "", key);
     }

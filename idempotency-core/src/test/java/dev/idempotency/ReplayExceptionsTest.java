@@ -216,10 +216,20 @@ class ReplayExceptionsTest {
     @Test
     void aCodecThatWritesTheReservedLeadingByteIsRefusedAndNothingIsRecorded() {
         IdempotentExecutor bad = IdempotentExecutor.builder(store).codec(zeroFirstCodec()).build();
-        assertThatThrownBy(() -> bad.execute(TRANSFER, "Z-1", new Object[0], () -> "ok"))
+        IdempotentOperation<String> note = IdempotentOperation
+                .builder("Accounts.note", Tier.REVERSIBLE, ResultType.of(String.class)).build();
+        assertThatThrownBy(() -> bad.execute(note, "Z-1", new Object[0], () -> "ok"))
                 .isInstanceOf(IdempotencyReplayException.class)
                 .hasMessageContaining("0x00");
         assertThat(store.size()).isZero();
+    }
+
+    @Test
+    void anIrreversibleCallWhoseCodecWritesTheReservedByteIsHeldForReviewNotRunAgain() {
+        IdempotentExecutor bad = IdempotentExecutor.builder(store).codec(zeroFirstCodec()).build();
+        assertThatThrownBy(() -> bad.execute(TRANSFER, "Z-2", new Object[0], () -> "sent"))
+                .isInstanceOf(IdempotencyReplayException.class);
+        assertThat(store.find(hash("Z-2")).orElseThrow().status()).isEqualTo(IdempotencyRecord.Status.NEEDS_REVIEW);
     }
 
     /** A codec that breaks the contract: its values start with the byte reserved for recorded exceptions. */

@@ -44,8 +44,10 @@ class MicrometerIdempotencyListenerTest {
 
     @Test
     void theMetersCountAScriptedSequenceOfCalls() {
-        CaffeinePrefilter prefilter = CaffeinePrefilter.wrap(store).build();
-        IdempotentExecutor executor = IdempotentExecutor.builder(prefilter)
+        // a clock that stands still: the first attempt's lease never runs out while its duplicate waits
+        Clock clock = Clock.fixed(Instant.parse("2026-01-01T00:00:00Z"), ZoneOffset.UTC);
+        CaffeinePrefilter prefilter = CaffeinePrefilter.wrap(store).clock(clock).build();
+        IdempotentExecutor executor = IdempotentExecutor.builder(prefilter).clock(clock)
                 .listener(new MicrometerIdempotencyListener(registry)).build();
 
         executor.execute(create, "K1", new Object[] {"a"}, () -> "order-" + runs.incrementAndGet()); // executed

@@ -21,6 +21,7 @@ final class PostgresDialect extends JdbcDialect {
 
     private static final String LOCK_NOT_AVAILABLE = "55P03";
     private static final String SERIALIZATION_FAILURE = "40001";
+    private static final String DEADLOCK_DETECTED = "40P01";
 
     private static final String SHOW_LOCK_TIMEOUT = "SELECT current_setting('lock_timeout')";
     private static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
@@ -91,7 +92,7 @@ final class PostgresDialect extends JdbcDialect {
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
                 throw new LockTimeout(e);
             }
-            if (SERIALIZATION_FAILURE.equals(e.getSQLState())) {
+            if (SERIALIZATION_FAILURE.equals(e.getSQLState()) || DEADLOCK_DETECTED.equals(e.getSQLState())) {
                 throw new SerializationConflict(e);
             }
             throw e;

@@ -12,8 +12,8 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
  * Runs the story of one approval whose order write is retried by three layers, and prints what happened.
  *
  * <pre>
- * mvn -B -q -pl samples/order-service -am compile exec:java                            # protected: one order
- * mvn -B -q -pl samples/order-service -am compile exec:java -Dexec.args=--unprotected  # the same, without @Idempotent
+ * mvn -B -q -pl samples/order-service -am package -DskipTests exec:java                            # protected: one order
+ * mvn -B -q -pl samples/order-service -am package -DskipTests exec:java -Dexec.args=--unprotected  # the same, without @Idempotent
  * </pre>
  *
  * {@code -Dsample.unprotected=true} does the same as {@code --unprotected}.
