@@ -208,7 +208,7 @@ def chart(orders, path):
         panels.append((db, dup, pre, threads, guards))
     pw, ph, cols = 460, 250, 2
     rows = (len(panels) + cols - 1) // cols
-    width, height = pw * cols + 20, ph * rows + 70
+    width, height = pw * cols + 20, ph * rows + 85
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
@@ -247,6 +247,8 @@ def chart(orders, path):
                            f'{v:,.0f} ops/s</title></rect>')
             out.append(f'<text x="{x0 + j * gw + gw / 2:.1f}" y="{y0 + plot_h + 15}" text-anchor="middle">'
                        f'{t} thread{"s" if t > 1 else ""}</text>')
+    out.append(f'<text x="10" y="{height - 8}" fill="#555">(a) is measured once per thread count, with no duplicates '
+               'on the empty table, and repeated in every panel. Data: benchmarks/results/results.json</text>')
     out.append("</svg>")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
