@@ -23,6 +23,7 @@ GUARDS = {
 }
 COLORS = {"a": "#9e9e9e", "b": "#1f77b4", "c": "#2ca02c", "d": "#ff7f0e", "e": "#d62728"}
 BEGIN, END = "<!-- generated:begin -->", "<!-- generated:end -->"
+ALLOC = {}  # bytes allocated per operation (JMH's gc profiler), by the same keys as the scores
 
 
 def load(results_path, info_path):
@@ -41,11 +42,16 @@ def load(results_path, info_path):
         score, err, unit = m["score"], m.get("scoreError"), m["scoreUnit"]
         if err is not None and (isinstance(err, str) or err != err):  # "NaN"
             err = None
+        alloc = r.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score")
         if cls == "OrderBenchmark":
             key = (p["db"], int(r["threads"]), int(p["duplicates"]), int(p["prefill"]), p["guard"])
             orders[key] = (score, err)
+            if alloc is not None:
+                ALLOC[key] = alloc
         else:
             paths[(method, p.get("store", ""))] = (score, err, unit)
+            if alloc is not None:
+                ALLOC[(method, p.get("store", ""))] = alloc
     return orders, paths, info
 
 
@@ -108,6 +114,20 @@ def ops_table(orders):
     return "\n".join(lines)
 
 
+def alloc_table(orders):
+    rows = sorted({k[:4] for k in ALLOC if len(k) == 5}, key=lambda k: (k[0] != "postgresql", k[3], k[2], k[1]))
+    rows = [r for r in rows if r[1] == 1] or rows
+    if not rows:
+        return "(not measured)"
+    lines = ["| database | threads | duplicates | pre-filled rows | " + " | ".join(GUARDS[g] for g in GUARDS) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(GUARDS)]
+    for db, t, dup, pre in rows:
+        cells = [f"{ALLOC[(db, t, dup, pre, g)] / 1024:,.1f} KB" if (db, t, dup, pre, g) in ALLOC else "–"
+                 for g in GUARDS]
+        lines.append(f"| {db} | {t} | {dup}% | {pre:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def ratio_table(orders):
     lines = ["| database | threads | duplicates | pre-filled rows | b/a | b/c | b/d | b/e |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -126,6 +146,7 @@ def ratio_table(orders):
 
 def path_table(paths):
     labels = {
+        "directCall": "a call on the bare object, no proxy",
         "plainCall": "a plain call (same bean, method without @Idempotent)",
         "readOnlyCall": "a READ_ONLY @Idempotent call",
         "firstExecution": "a first execution (claim, run, record)",
@@ -133,12 +154,13 @@ def path_table(paths):
         "replayFromPrefilter": "a replay from the Caffeine pre-filter",
     }
     order = list(labels)
-    lines = ["| path | store | time per call | ± |", "|---|---|---:|---:|"]
+    lines = ["| path | store | time per call | ± | allocated per call |", "|---|---|---:|---:|---:|"]
     for (method, store), (s, err, unit) in sorted(paths.items(), key=lambda kv: (order.index(kv[0][0])
                                                                                   if kv[0][0] in order else 99,
                                                                                   kv[0][1])):
-        lines.append(f"| {labels.get(method, method)} | {store if method not in ('plainCall', 'readOnlyCall') else '–'}"
-                     f" | {s:,.1f} {unit} | {'' if err is None else f'{err:,.1f}'} |")
+        lines.append(f"| {labels.get(method, method)} | {store if method not in ('directCall', 'plainCall', 'readOnlyCall') else '–'}"
+                     f" | {s:,.1f} {unit} | {'' if err is None else f'{err:,.1f}'} | "
+                     f"{'–' if (method, store) not in ALLOC else f'{ALLOC[(method, store)]:,.0f} B'} |")
     return "\n".join(lines)
 
 
@@ -293,6 +315,10 @@ def generated(orders, paths, info, chart_rel):
               "", f"![orders per second]({chart_rel})", "",
               "### Throughput (transactions per second, ± the 99.9% confidence half-width JMH reports)", "",
               ops_table(orders),
+              "", "### Bytes allocated per transaction (JMH `-prof gc`, one thread)", "",
+              "The JVM's work per transaction, which other load on the machine does not move: the Java side of each "
+              "guard, driver and Spring transaction included.", "",
+              alloc_table(orders),
               "", "### In-process costs (one thread)", "", path_table(paths)]
     return "\n".join(parts)
 

@@ -21,6 +21,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
@@ -78,7 +79,7 @@ public final class BenchmarkRunner {
             prepare(run, prefills, guards, facts);
             for (Step step : steps) {
                 long t0 = System.nanoTime();
-                Collection<RunResult> r = run(step, plan.settings(), run, profiler);
+                Collection<RunResult> r = run(step, step.settings(plan.settings()), run, profiler);
                 results.addAll(r);
                 System.out.printf("step %s: %d/%d results in %d s%n", step.describe(), r.size(), step.expected(),
                         TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0));
@@ -125,6 +126,8 @@ public final class BenchmarkRunner {
                 .shouldFailOnError(false)
                 .jvmArgsAppend("-Xms1g", "-Xmx2g", "-D" + RunTables.PROPERTY + "=" + run);
         step.params().forEach(o::param);
+        // bytes allocated per operation: a measure of the JVM's work that other load on the machine does not move
+        o.addProfiler(GCProfiler.class);
         if (profiler != null) {
             o.addProfiler(profiler);
         }

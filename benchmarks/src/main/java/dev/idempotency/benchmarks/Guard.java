@@ -11,5 +11,11 @@ public enum Guard {
     /** Spring Integration's {@code JdbcMetadataStore.putIfAbsent}, then {@code replace} with the result. */
     D,
     /** Apache Camel's {@code JdbcMessageIdRepository.add} (keeps the key only; a duplicate is skipped, not replayed). */
-    E
+    E,
+    /**
+     * An experiment, not a peer: (c) plus the five statements the JDBC store wraps around its claim to give it its own
+     * lock timeout (read the setting, savepoint, set, set back, release). If (f) costs what (b) costs, those
+     * statements are the gap between (b) and (c).
+     */
+    F
 }

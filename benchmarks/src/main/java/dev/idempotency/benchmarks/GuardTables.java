@@ -136,6 +136,7 @@ public final class GuardTables {
             case B:
                 return OurSchema.create(db, table);
             case C:
+            case F:
                 return "CREATE TABLE " + table + " (idem_key VARCHAR(255) NOT NULL PRIMARY KEY,"
                         + " status VARCHAR(16) NOT NULL, result TEXT"
                         + ", created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)";
@@ -154,6 +155,7 @@ public final class GuardTables {
             case B:
                 return OurSchema.KEY_COLUMN;
             case C:
+            case F:
                 return "idem_key";
             case D:
                 return "METADATA_KEY";
@@ -175,6 +177,7 @@ public final class GuardTables {
             case B:
                 return OurSchema.prefill(db, table, series);
             case C:
+            case F:
                 return "INSERT INTO " + table + " (idem_key, status, result) SELECT " + key + ", 'COMPLETED', " + json
                         + " FROM " + series;
             case D:

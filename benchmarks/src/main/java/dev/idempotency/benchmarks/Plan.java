@@ -14,7 +14,16 @@ import java.util.Map;
 public final class Plan {
 
     /** One JMH run. */
-    public record Step(String benchmark, int threads, Map<String, String[]> params) {
+    public record Step(String benchmark, int threads, Map<String, String[]> params, Settings settings) {
+
+        Step(String benchmark, int threads, Map<String, String[]> params) {
+            this(benchmark, threads, params, null);
+        }
+
+        /** This step's settings: its own, or the plan's. */
+        public Settings settings(Settings plan) {
+            return settings != null ? settings : plan;
+        }
 
         /** How many results JMH should return: methods (a {@code (x|y)} group) times the parameter combinations. */
         public int expected() {
@@ -29,6 +38,9 @@ public final class Plan {
         public String describe() {
             StringBuilder b = new StringBuilder(benchmark).append(" t=").append(threads);
             params.forEach((k, v) -> b.append(' ').append(k).append('=').append(String.join(",", v)));
+            if (settings != null) {
+                b.append(" (").append(settings.describe()).append(')');
+            }
             return b.toString();
         }
     }
@@ -122,9 +134,11 @@ public final class Plan {
     private static void paths(List<Step> steps) {
         // in-process costs, one thread: the aspect on a plain bean, the in-memory store, in-memory H2; the two replays
         // that the pre-filter target compares (from PostgreSQL, and from the pre-filter in front of it)
-        steps.add(new Step(PATHS + ".(directCall|plainCall|readOnlyCall)$", 1, withStore("memory")));
-        steps.add(new Step(PATHS + ".(firstExecution|replayFromStore)$", 1, withStore("memory", "h2")));
-        steps.add(new Step(PATHS + ".(replayFromStore|replayFromPrefilter)$", 1, withStore("postgresql")));
+        // nanosecond paths need the JIT done: a longer warm-up than the database steps
+        Settings warm = new Settings(1, 3, 2, 2, 1);
+        steps.add(new Step(PATHS + ".(directCall|plainCall|readOnlyCall)$", 1, withStore("memory"), warm));
+        steps.add(new Step(PATHS + ".(firstExecution|replayFromStore)$", 1, withStore("memory", "h2"), warm));
+        steps.add(new Step(PATHS + ".(replayFromStore|replayFromPrefilter)$", 1, withStore("postgresql"), warm));
     }
 
     private static Map<String, String[]> withStore(String... stores) {

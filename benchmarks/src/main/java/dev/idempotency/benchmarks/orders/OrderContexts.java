@@ -46,6 +46,8 @@ public final class OrderContexts {
                 return OursConfig.class;
             case C:
                 return HandWrittenConfig.class;
+            case F:
+                return HandWrittenWithLockTimeoutConfig.class;
             case D:
                 return SpringIntegrationConfig.class;
             case E:
@@ -100,7 +102,15 @@ public final class OrderContexts {
     static class HandWrittenConfig {
         @Bean
         HandWritten placeOrder(JdbcTemplate jdbc, JsonMapper json, OrderTables tables) {
-            return new HandWritten(jdbc, json, tables);
+            return new HandWritten(jdbc, json, tables, false);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class HandWrittenWithLockTimeoutConfig {
+        @Bean
+        HandWritten placeOrder(JdbcTemplate jdbc, JsonMapper json, OrderTables tables) {
+            return new HandWritten(jdbc, json, tables, true);
         }
     }
 
