@@ -7,6 +7,7 @@ import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyContext;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.Tier;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -56,6 +57,17 @@ class OrderServiceApplicationTest {
         assertThat(store.tableName()).isEqualTo("idempotency_record");
         assertThat(executor).isNotNull();
         assertThat(admin).isNotNull();
+    }
+
+    @Test
+    void theAdminListsTheOperationTheAnnotationProcessorFoundInTheSample(@Autowired IdempotencyAdmin admin) {
+        assertThat(admin.operations()).as("compiled with idempotency-processor: its operations.json is read")
+                .anySatisfy(op -> {
+                    assertThat(op.name()).isEqualTo("OrderService.createOrder");
+                    assertThat(op.className()).isEqualTo(OrderService.class.getName());
+                    assertThat(op.tier()).isEqualTo(Tier.REVERSIBLE);
+                    assertThat(op.key()).isEqualTo("'ORDER:' + #request.approvalNo()");
+                });
     }
 
     @Test
