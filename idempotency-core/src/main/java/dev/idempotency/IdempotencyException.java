@@ -4,8 +4,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The root of every exception this library throws. Unchecked: a caller decides which ones it maps, and how.
- * Where the exception concerns one call, {@link #operation()} and {@link #key()} name it (never its arguments,
- * which may hold personal data).
+ * The exceptions a caller answers per key ({@link IdempotencyKeyReusedException},
+ * {@link IdempotencyInProgressException}, {@link IdempotencyOutcomeUnknownException},
+ * {@link ConfirmationRequiredException}) carry the call's {@link #operation()} and readable {@link #key()}; the
+ * others name the method and key in their message. None carries the call's arguments, which may hold personal data.
  */
 public class IdempotencyException extends RuntimeException {
 

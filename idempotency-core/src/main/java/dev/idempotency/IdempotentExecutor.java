@@ -124,6 +124,7 @@ public final class IdempotentExecutor {
      *                                             then it is the recorded outcome, and every replay throws a new
      *                                             instance of the listed class with the same message
      * @throws IdempotencyKeyException             if the key is refused
+     * @throws IdempotencyException                if an argument cannot be serialized for the payload fingerprint
      * @throws IdempotencyKeyReusedException       if the key was used with other arguments
      * @throws IdempotencyInProgressException      if another attempt holds the key past the lock timeout
      * @throws IdempotencyOutcomeUnknownException  if an irreversible attempt crashed and awaits review
@@ -156,7 +157,15 @@ public final class IdempotentExecutor {
     }
 
     private Instant now() {
-        return clock.instant().truncatedTo(ChronoUnit.MILLIS);
+        return millis(clock.instant());
+    }
+
+    /**
+     * Every instant handed to a store is whole milliseconds, which every supported database stores exactly: a lease
+     * read back then equals the lease written, and the conditional writes that match on it find their row.
+     */
+    private static Instant millis(Instant instant) {
+        return instant.truncatedTo(ChronoUnit.MILLIS);
     }
 
     private void publish(IdempotentOperation<?> op, String key, Outcome outcome, long claimNanos, long startNanos) {
@@ -249,7 +258,7 @@ public final class IdempotentExecutor {
         private ClaimRequest request(Instant now) {
             long remaining = Math.max(0, op.lockTimeout().toNanos() - (System.nanoTime() - start));
             return new ClaimRequest(keyHash, op.name(), readable, fingerprint, op.tier(), now,
-                    now.plus(op.lease()), now.plus(op.ttl()), Duration.ofNanos(remaining));
+                    millis(now.plus(op.lease())), millis(now.plus(op.ttl())), Duration.ofNanos(remaining));
         }
 
         T execute() throws E {
@@ -325,8 +334,7 @@ public final class IdempotentExecutor {
 
         private <R> R store(Supplier<R> operation) {
             try {
-                R r = operation.get();
-                return r;
+                return operation.get();
             } catch (IdempotencyInProgressException e) {
                 // a store that cannot wait any longer in this transaction (a snapshot that cannot see the winner)
                 throw fail(Outcome.IN_PROGRESS, e);
@@ -404,12 +412,12 @@ public final class IdempotentExecutor {
             byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
             try {
                 if (transactional || !transactions.isTransactionActive()) {
-                    record(owned, data, now().plus(op.ttl()));
+                    record(owned, data, millis(now().plus(op.ttl())));
                 } else {
                     transactions.afterCompletion(committed -> {
                         try {
                             if (committed) {
-                                record(owned, data, now().plus(op.ttl()));
+                                record(owned, data, millis(now().plus(op.ttl())));
                             } else {
                                 store.release(owned.keyHash(), owned.leaseUntil());
                             }
@@ -455,6 +463,17 @@ public final class IdempotentExecutor {
             } finally {
                 IdempotencyContext.exit(previous);
             }
+            boolean inTransaction = transactions.isTransactionActive();
+            if (compensation != null && inTransaction) {
+                // registered before anything else can fail: whatever rolls the transaction back after the method
+                // returned (recording the result included), the external effect is undone, before the key is
+                // released to a retry
+                transactions.afterCompletion(committed -> {
+                    if (!committed) {
+                        compensate(value);
+                    }
+                });
+            }
             byte[] data;
             try {
                 data = codec.encode(value, op.resultType().type());
@@ -473,28 +492,18 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
                         : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
             }
-            Instant expiresAt = now().plus(op.ttl());
-            boolean inTransaction = transactions.isTransactionActive();
             if (transactional || !inTransaction) {
                 // the claim lives in the caller's transaction (the result commits with it), or there is none
-                record(owned, data, expiresAt);
-                if (compensation != null && inTransaction) {
-                    transactions.afterCompletion(committed -> {
-                        if (!committed) {
-                            compensate(value);
-                        }
-                    });
-                }
+                record(owned, data, millis(now().plus(op.ttl())));
             } else {
                 // the store cannot join the caller's transaction: keep the claim in flight until it ends, so that
                 // no duplicate replays a result whose writes are then rolled back
                 transactions.afterCompletion(committed -> {
                     try {
                         if (committed) {
-                            record(owned, data, now().plus(op.ttl()));
+                            record(owned, data, millis(now().plus(op.ttl())));
                         } else {
                             store.release(owned.keyHash(), owned.leaseUntil());
-                            compensate(value);
                         }
                     } catch (RuntimeException e) {
                         LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")

@@ -194,10 +194,11 @@ public final class IdempotentOperation<T> {
          */
         @SafeVarargs
         public final Builder<T> replayExceptions(Class<? extends Throwable>... types) {
+            List<Class<? extends Throwable>> copy = new java.util.ArrayList<>(types.length);
             for (Class<? extends Throwable> t : types) {
-                Objects.requireNonNull(t, "replayExceptions of " + name + " holds null");
+                copy.add(Objects.requireNonNull(t, "replayExceptions of " + name + " holds null"));
             }
-            this.replayExceptions = List.of(types);
+            this.replayExceptions = List.copyOf(copy);
             return this;
         }
 

@@ -3,6 +3,7 @@ package dev.idempotency;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.math.BigDecimal;
@@ -232,6 +233,84 @@ class IdempotentExecutorTest {
         assertThat(undone).containsExactly(r);
         transactional.execute(CREATE, "RB", new Object[0], () -> order("o-2"), undone::add);
         assertThat(runs).hasValue(2);
+    }
+
+    /** The in-memory store, claiming "in the caller's transaction" and failing what the test names. */
+    static final class BrokenStore extends ForwardingStore {
+        boolean failComplete;
+        boolean failRelease;
+        boolean claimInTransaction;
+
+        BrokenStore(dev.idempotency.store.IdempotencyStore delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public dev.idempotency.store.ClaimResult claim(dev.idempotency.store.ClaimRequest request) {
+            dev.idempotency.store.ClaimResult r = super.claim(request);
+            return claimInTransaction && r.isAcquired() ? dev.idempotency.store.ClaimResult.acquired(true) : r;
+        }
+
+        @Override
+        public boolean complete(byte[] keyHash, java.time.Instant leaseUntil, byte[] result,
+                java.time.Instant expiresAt) {
+            if (failComplete) {
+                throw new IllegalStateException("database gone");
+            }
+            return super.complete(keyHash, leaseUntil, result, expiresAt);
+        }
+
+        @Override
+        public boolean release(byte[] keyHash, java.time.Instant leaseUntil) {
+            if (failRelease) {
+                throw new IllegalStateException("database gone");
+            }
+            return super.release(keyHash, leaseUntil);
+        }
+    }
+
+    @Test
+    void aCompensationRunsWhenRecordingTheResultFailedAndTheTransactionRolledBack() {
+        FakeTransaction tx = new FakeTransaction();
+        BrokenStore broken = new BrokenStore(store);
+        broken.claimInTransaction = true;
+        broken.failComplete = true;
+        IdempotentExecutor transactional = IdempotentExecutor.builder(broken).transactions(tx).build();
+        List<Receipt> undone = new ArrayList<>();
+
+        assertThatThrownBy(() -> transactional.execute(CREATE, "RF", new Object[0], () -> order("o-1"), undone::add))
+                .isInstanceOf(IdempotencyStoreException.class)
+                .satisfies(e -> assertThat(((IdempotencyStoreException) e).methodRan()).isTrue());
+        tx.end(false);
+
+        assertThat(undone).hasSize(1);
+    }
+
+    @Test
+    void aCompensationRunsEvenWhenReleasingTheKeyAfterTheRollbackFails() {
+        FakeTransaction tx = new FakeTransaction();
+        BrokenStore broken = new BrokenStore(store);
+        broken.failRelease = true;
+        IdempotentExecutor transactional = IdempotentExecutor.builder(broken).transactions(tx).build();
+        List<Receipt> undone = new ArrayList<>();
+
+        transactional.execute(CREATE, "RR", new Object[0], () -> order("o-1"), undone::add);
+        tx.end(false);
+
+        assertThat(undone).hasSize(1);
+    }
+
+    @Test
+    void leasesAndExpiriesReachTheStoreInWholeMilliseconds() {
+        IdempotentOperation<Receipt> fine = IdempotentOperation
+                .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(Receipt.class))
+                .lockTimeout(java.time.Duration.ofNanos(1_500_123)).ttl(java.time.Duration.ofNanos(86_400_000_000_777L))
+                .build();
+        executor.execute(fine, "MS", new Object[0], () -> order("o-1"));
+
+        IdempotencyRecord record = store.find(hashOf("MS")).orElseThrow();
+        assertThat(record.expiresAt().getNano() % 1_000_000).isZero();
+        assertThat(record.createdAt().getNano() % 1_000_000).isZero();
     }
 
     @Test

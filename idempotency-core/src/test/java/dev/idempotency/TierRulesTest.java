@@ -4,10 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.IdempotencyEvent.Outcome;
-import dev.idempotency.store.ClaimRequest;
-import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
+import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.lang.reflect.Proxy;
@@ -18,7 +17,6 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
@@ -27,7 +25,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -291,21 +288,10 @@ class TierRulesTest {
     }
 
     /** The store of a process that dies after the method ran and before its result was recorded. */
-    static final class DiesBeforeRecording implements IdempotencyStore {
-        private final IdempotencyStore delegate;
+    static final class DiesBeforeRecording extends ForwardingStore {
 
         DiesBeforeRecording(IdempotencyStore delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public ClaimResult claim(ClaimRequest request) {
-            return delegate.claim(request);
-        }
-
-        @Override
-        public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
-            return delegate.takeOver(request, observed);
+            super(delegate);
         }
 
         @Override
@@ -316,26 +302,6 @@ class TierRulesTest {
         @Override
         public boolean release(byte[] keyHash, Instant leaseUntil) {
             throw new IllegalStateException("the process died");
-        }
-
-        @Override
-        public Optional<IdempotencyRecord> find(byte[] keyHash) {
-            return delegate.find(keyHash);
-        }
-
-        @Override
-        public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
-            return delegate.markNeedsReview(keyHash, leaseUntil);
-        }
-
-        @Override
-        public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
-            return delegate.resolve(keyHash, result, expiresAt);
-        }
-
-        @Override
-        public int purgeExpired(Instant now, int batchSize) {
-            return delegate.purgeExpired(now, batchSize);
         }
     }
 }

@@ -58,7 +58,11 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     private final @Nullable Duration maximumAge;
     private final Cache<ByteBuffer, IdempotencyRecord> completed;
     /** This node's own claims, by key: what {@link #complete} needs to build the completed record. */
-    private final Cache<ByteBuffer, ClaimRequest> claims;
+    private final Cache<ByteBuffer, OwnClaim> claims;
+
+    /** A claim this node holds, and whether the store wrote it in the caller's transaction. */
+    private record OwnClaim(ClaimRequest request, boolean transactional) {
+    }
     /**
      * Bumped after every change this node makes to a key (per stripe of keys): a record read before the change and
      * cached after it is dropped again, so a release or resolve never leaves a stale entry behind.
@@ -81,7 +85,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
                 .maximumSize(b.maximumSize)
                 .ticker(ticker)
                 .executor(b.executor)
-                .expireAfter(new UntilInstant<ClaimRequest>(ClaimRequest::leaseUntil))
+                .expireAfter(new UntilInstant<OwnClaim>(c -> c.request().leaseUntil()))
                 .build();
     }
 
@@ -122,7 +126,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
             changed(id);
         }
         if (result.isAcquired()) {
-            claims.put(id, request);
+            claims.put(id, new OwnClaim(request, result.isTransactional()));
         }
         return result;
     }
@@ -133,11 +137,17 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         ByteBuffer id = id(keyHash);
         long generation = generation(id);
         boolean done = store.complete(keyHash, leaseUntil, result, expiresAt);
-        ClaimRequest claim = claims.getIfPresent(id);
-        if (claim != null && claim.leaseUntil().equals(leaseUntil)) {
+        OwnClaim claim = claims.getIfPresent(id);
+        if (claim != null && claim.request().leaseUntil().equals(leaseUntil)) {
             claims.asMap().remove(id, claim);
-            if (done) {
-                IdempotencyRecord record = claim.toInFlightRecord()
+            if (done && claim.transactional() && !transactions.isTransactionActive()) {
+                // the store wrote into a transaction this pre-filter cannot see (no TransactionBridge was given):
+                // it cannot know whether that transaction commits, so it must not answer from this record
+                LOG.log(System.Logger.Level.WARNING, "not caching the outcome of " + claim.request()
+                        + ": the store joined a transaction this pre-filter cannot see; build it with the"
+                        + " executor's TransactionBridge (CaffeinePrefilter.wrap(store).transactions(...))");
+            } else if (done) {
+                IdempotencyRecord record = claim.request().toInFlightRecord()
                         .with(IdempotencyRecord.Status.COMPLETED, result.clone(), null, expiresAt);
                 cacheWhenCommitted(id, record, generation);
             }
@@ -220,7 +230,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
 
     private void remember(ByteBuffer id, ClaimRequest request, ClaimResult result, long generation) {
         if (result.isAcquired()) {
-            claims.put(id, request);
+            claims.put(id, new OwnClaim(request, result.isTransactional()));
         } else if (result.kind() == ClaimResult.Kind.EXISTING) {
             cacheWhenCommitted(id, Objects.requireNonNull(result.record()), generation);
         }

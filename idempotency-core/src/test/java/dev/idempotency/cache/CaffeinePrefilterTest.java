@@ -110,6 +110,21 @@ class CaffeinePrefilterTest {
     }
 
     @Test
+    void withoutTheBridgeAnOutcomeWrittenInTheCallersTransactionIsNeverCached() {
+        ManualTransactions tx = new ManualTransactions();
+        TransactionJoiningStore joining = new TransactionJoiningStore(tx);
+        CaffeinePrefilter blind = CaffeinePrefilter.wrap(joining).clock(clock).build();   // no .transactions(tx)
+        IdempotentExecutor executor = executor(blind, tx);
+
+        tx.begin();
+        call(executor, "K9", "a");
+        assertThat(blind.isCached(hash("K9"))).as("it cannot know whether this transaction commits").isFalse();
+        tx.rollback();
+
+        assertThat(call(executor, "K9", "a")).as("the rolled-back call runs again").isEqualTo("order-2");
+    }
+
+    @Test
     void aResultEntersTheCacheWhenItsTransactionCommits() {
         ManualTransactions tx = new ManualTransactions();
         CountingStore joining = new CountingStore(new TransactionJoiningStore(tx));

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.ConfirmationRequiredException;
 import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyOutcomeUnknownException;
 import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.ResultType;
@@ -190,6 +191,28 @@ abstract class AbstractSpringTierRulesTest {
         assertThat(status("TierService.reserveStock", key)).isEqualTo(Status.COMPLETED.name());
         assertThat(tiers.reserveStock(orderNo, 3, "trace-later")).isEqualTo(outcomes.get(0));
         assertThat(world.reservations.get() - before).isEqualTo(2);
+    }
+
+    @Test
+    void reversibleWithinItsLeaseACrashedClaimStillCountsAsRunningAndIsNotTakenOver() {
+        String shipmentId = unique("S");
+        int before = world.labels.get();
+        store.dying.set(true);
+        assertThatThrownBy(() -> tiers.printLabel(shipmentId)).isInstanceOf(IdempotencyStoreException.class);
+        store.dying.set(false);
+
+        // the clock stands still: the lease (three 300ms lock timeouts) has not run out, the attempt may be running
+        assertThatThrownBy(() -> tiers.printLabel(shipmentId))
+                .isInstanceOfSatisfying(IdempotencyInProgressException.class,
+                        e -> assertThat(e.key()).isEqualTo("LABEL:" + shipmentId));
+        assertThat(world.labels.get() - before).isEqualTo(1);
+        assertThat(status("TierService.printLabel", "LABEL:" + shipmentId)).isEqualTo(Status.IN_FLIGHT.name());
+
+        clock.advance(Duration.ofSeconds(1));
+        String label = tiers.printLabel(shipmentId);
+        assertThat(label).isEqualTo("label-" + shipmentId + "-" + (before + 2));
+        assertThat(tiers.printLabel(shipmentId)).isEqualTo(label);
+        assertThat(world.labels.get() - before).isEqualTo(2);
     }
 
     @Test

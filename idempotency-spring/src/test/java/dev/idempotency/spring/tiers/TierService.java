@@ -67,6 +67,12 @@ public class TierService {
         return new Reservation(orderNo, quantity, world.reservations.incrementAndGet());
     }
 
+    /** A shipping label printed by a remote printer, with no transaction; a short lock timeout (its lease: 900ms). */
+    @Idempotent(key = "'LABEL:' + #shipmentId", tier = Tier.REVERSIBLE, lockTimeout = "300ms")
+    public String printLabel(String shipmentId) {
+        return "label-" + shipmentId + "-" + world.labels.incrementAndGet();
+    }
+
     /** A hold at a payment gateway, undone by {@link #releaseHold} when the transaction rolls back afterwards. */
     @Idempotent(key = "'HOLD:' + #orderNo", tier = Tier.REVERSIBLE, compensate = "releaseHold")
     @Transactional

@@ -12,6 +12,7 @@ final class World {
     final AtomicInteger quotes = new AtomicInteger();
     final AtomicInteger orders = new AtomicInteger();
     final AtomicInteger reservations = new AtomicInteger();
+    final AtomicInteger labels = new AtomicInteger();
     final AtomicInteger holds = new AtomicInteger();
     final AtomicInteger refunds = new AtomicInteger();
     final AtomicInteger transfers = new AtomicInteger();

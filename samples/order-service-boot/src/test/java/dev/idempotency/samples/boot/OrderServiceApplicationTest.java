@@ -7,6 +7,7 @@ import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyContext;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.Tier;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.IdempotencyProperties;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -60,6 +61,17 @@ class OrderServiceApplicationTest {
         assertThat(properties.getPrefilter().getMaximumSize()).isEqualTo(5000);
         assertThat(executor).isNotNull();
         assertThat(admin).isNotNull();
+    }
+
+    @Test
+    void theAdminListsTheOperationTheAnnotationProcessorFoundInTheSample(@Autowired IdempotencyAdmin admin) {
+        assertThat(admin.operations()).as("compiled with idempotency-processor: its operations.json is read")
+                .anySatisfy(op -> {
+                    assertThat(op.name()).isEqualTo("OrderService.createOrder");
+                    assertThat(op.className()).isEqualTo(OrderService.class.getName());
+                    assertThat(op.tier()).isEqualTo(Tier.REVERSIBLE);
+                    assertThat(op.key()).isEqualTo("'ORDER:' + #request.approvalNo()");
+                });
     }
 
     @Test

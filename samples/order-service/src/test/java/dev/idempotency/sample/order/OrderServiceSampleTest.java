@@ -2,9 +2,12 @@ package dev.idempotency.sample.order;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.Tier;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The sample's story at half its timings: one order when protected, duplicates when not. */
@@ -36,5 +39,22 @@ class OrderServiceSampleTest {
         assertThat(report.servedReceipts()).hasSize(12);
         assertThat(report.answered()).isZero();
         assertThat(report.succeeded()).isFalse();
+    }
+
+    @Test
+    void theAdminListsTheOperationTheAnnotationProcessorFoundInTheSample() {
+        try (var context = SampleConfiguration.start(true, FAST)) {
+            IdempotencyAdmin admin = context.getBean(IdempotencyAdmin.class);
+
+            IdempotencyAdmin.Operation createOrder = admin.operation("OrderService.createOrder").orElseThrow(() ->
+                    new AssertionError("no OrderService.createOrder in " + admin.operations()
+                            + ": was the sample compiled with idempotency-processor?"));
+            assertThat(createOrder.className()).isEqualTo(OrderService.class.getName());
+            assertThat(createOrder.method()).isEqualTo("createOrder");
+            assertThat(createOrder.parameterTypes())
+                    .isEqualTo(List.of(String.class.getName(), OrderRequest.class.getName()));
+            assertThat(createOrder.tier()).isEqualTo(Tier.REVERSIBLE);
+            assertThat(createOrder.key()).isEqualTo("'APPROVAL:' + #approvalNo + ':MAIN'");
+        }
     }
 }
