@@ -105,6 +105,9 @@ public final class Plan {
             steps.add(orders(t, "postgresql", new String[] {"b", "c"}, both, none));
             steps.add(orders(t, "postgresql", new String[] {"d", "e"}, t == 16 ? both : none, none));
         }
+        // the experiment (f): the floor plus the store's lock-timeout statements, beside (b)
+        steps.add(orders(1, "postgresql", new String[] {"f"}, none, none));
+        steps.add(orders(16, "postgresql", new String[] {"f"}, none, none));
         // the pre-filled table: ours and the floor at 1 and 16 threads, the peers at 16
         steps.add(orders(1, "postgresql", new String[] {"b", "c"}, none, million));
         steps.add(orders(16, "postgresql", new String[] {"b", "c", "d", "e"}, none, million));
