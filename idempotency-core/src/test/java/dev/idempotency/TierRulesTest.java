@@ -329,8 +329,8 @@ class TierRulesTest {
         }
 
         @Override
-        public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
-            return delegate.resolve(keyHash, result, expiresAt);
+        public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+            return delegate.resolve(observed, result, expiresAt);
         }
 
         @Override

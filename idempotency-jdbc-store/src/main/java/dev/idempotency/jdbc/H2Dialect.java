@@ -30,11 +30,6 @@ final class H2Dialect extends JdbcDialect {
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
             """,
             """
-            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
-                   expires_at
-              FROM {table} WHERE key_hash = ?
-            """,
-            """
             DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? FETCH FIRST ? ROWS ONLY
             """);
 

@@ -122,17 +122,9 @@ public abstract class JdbcDialect {
      */
     abstract boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException;
 
-    /**
-     * The statement that reads a row after a conflicting insert: it must see the latest committed version (a locking
-     * read where the isolation level would otherwise show an older snapshot).
-     */
-    String selectAfterConflict(Statements sql) {
-        return sql.select();
-    }
-
-    /** Whether a failure in the caller's transaction on this database aborts that transaction (PostgreSQL). */
-    boolean failureAbortsTransaction() {
-        return false;
+    /** How a null timestamp is bound (where a statement compares a nullable timestamp null-safely). */
+    int nullTimestampType() {
+        return java.sql.Types.TIMESTAMP_WITH_TIMEZONE;
     }
 
     // ---- shared pieces -----------------------------------------------------------------------------------------------

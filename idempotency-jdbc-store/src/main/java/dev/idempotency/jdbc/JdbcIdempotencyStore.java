@@ -169,7 +169,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             if (rs.dialect().insertClaim(con, rs.sql(), ps -> bindClaim(ps, r))) {
                 return ClaimResult.acquired(inTransaction);
             }
-            Optional<IdempotencyRecord> holder = query(con, rs.dialect().selectAfterConflict(rs.sql()), r.keyHash());
+            Optional<IdempotencyRecord> holder = query(con, rs.sql().selectLatest(), r.keyHash());
             if (holder.isPresent()) {
                 return ClaimResult.existing(holder.get());
             }
@@ -258,17 +258,33 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
-        Objects.requireNonNull(keyHash, "keyHash");
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+        Objects.requireNonNull(observed, "observed");
         Objects.requireNonNull(expiresAt, "expiresAt");
         Resolved rs = resolve();
+        JdbcDialect d = rs.dialect();
+        // conditional on the observed state, as takeOver is: a claim taken over or completed meanwhile is kept
         return execute("resolve", false, (con, tx) -> result == null
-                ? update(con, rs.sql().delete(), ps -> ps.setBytes(1, keyHash)) == 1
+                ? update(con, rs.sql().resolveDelete(), ps -> bindObserved(ps, 1, d, observed)) == 1
                 : update(con, rs.sql().resolveWithResult(), ps -> {
                     ps.setBytes(1, result);
-                    ps.setObject(2, rs.dialect().timestamp(expiresAt));
-                    ps.setBytes(3, keyHash);
+                    ps.setObject(2, d.timestamp(expiresAt));
+                    bindObserved(ps, 3, d, observed);
                 }) == 1);
+    }
+
+    /** Binds key_hash, status, lease_until (possibly null) and expires_at of an observed record from {@code first}. */
+    private static void bindObserved(PreparedStatement ps, int first, JdbcDialect d, IdempotencyRecord observed)
+            throws SQLException {
+        ps.setBytes(first, observed.keyHash());
+        ps.setString(first + 1, observed.status().name());
+        Instant lease = observed.leaseUntil();
+        if (lease == null) {
+            ps.setNull(first + 2, d.nullTimestampType());
+        } else {
+            ps.setObject(first + 2, d.timestamp(lease));
+        }
+        ps.setObject(first + 3, d.timestamp(observed.expiresAt()));
     }
 
     @Override

@@ -61,7 +61,9 @@ final class MySqlDialect extends JdbcDialect {
             // than deadlock; completed rows only
             """
             DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? ORDER BY expires_at LIMIT ?
-            """);
+            """,
+            // MySQL and MariaDB have no IS NOT DISTINCT FROM
+            "<=>");
 
     private MySqlDialect() {
     }
@@ -82,14 +84,14 @@ final class MySqlDialect extends JdbcDialect {
     }
 
     @Override
-    @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
-        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
-        return t == null ? null : t.toInstant(ZoneOffset.UTC);
+    int nullTimestampType() {
+        return java.sql.Types.TIMESTAMP;
     }
 
     @Override
-    String selectAfterConflict(Statements sql) {
-        return sql.selectLatest();
+    @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
+        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
+        return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }
 
     @Override
