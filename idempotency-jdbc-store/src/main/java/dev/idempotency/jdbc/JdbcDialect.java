@@ -135,6 +135,33 @@ public abstract class JdbcDialect {
         T run() throws SQLException;
     }
 
+    /** Puts a session setting back. */
+    @FunctionalInterface
+    interface SqlAction {
+        void run() throws SQLException;
+    }
+
+    /**
+     * Runs {@code work}, then {@code restore}, whether the work failed or not. A failing restore never replaces the
+     * work's own failure (a lock timeout must stay a lock timeout): it is attached to it as suppressed. When the work
+     * succeeded, the restore's failure is thrown.
+     */
+    static <T> T thenRestore(SqlWork<T> work, SqlAction restore) throws SQLException {
+        T result;
+        try {
+            result = work.run();
+        } catch (Throwable primary) {
+            try {
+                restore.run();
+            } catch (SQLException | RuntimeException restoreFailure) {
+                primary.addSuppressed(restoreFailure);
+            }
+            throw primary;
+        }
+        restore.run();
+        return result;
+    }
+
     /** Binds the parameters of a prepared statement. */
     @FunctionalInterface
     interface SqlBinder {
@@ -146,7 +173,7 @@ public abstract class JdbcDialect {
         private static final long serialVersionUID = 1L;
 
         LockTimeout(SQLException cause) {
-            super(cause.getMessage(), cause, false, false);
+            super(cause.getMessage(), cause, true, false);
         }
     }
 
@@ -155,7 +182,7 @@ public abstract class JdbcDialect {
         private static final long serialVersionUID = 1L;
 
         SerializationConflict(SQLException cause) {
-            super(cause.getMessage(), cause, false, false);
+            super(cause.getMessage(), cause, true, false);
         }
     }
 

@@ -60,6 +60,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     /** The table name used unless {@link Builder#tableName(String)} says otherwise. */
     public static final String DEFAULT_TABLE_NAME = "idempotency_record";
 
+    private static final System.Logger LOG = System.getLogger(JdbcIdempotencyStore.class.getName());
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final int CONFLICT_ATTEMPTS = 10;
     private static final int LOCAL_RETRIES = 3;
@@ -152,13 +153,29 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                         return insertOrRead(con, rs, r, inTransaction);
                     }));
         } catch (LockTimeout e) {
+            logRestoreFailures(task, e);
             return ClaimResult.lockTimeout();
         } catch (SerializationConflict e) {
-            throw new IdempotencyInProgressException(r.operation(), r.key(), "idempotency key '" + r.key()
-                    + "' of operation " + r.operation() + " was written by a concurrent transaction that this "
-                    + "transaction cannot see (it committed after this transaction's snapshot under REPEATABLE READ "
-                    + "or SERIALIZABLE isolation, or the database chose this transaction as a deadlock victim); "
-                    + "retry the call in a new transaction to get its outcome", e.getCause());
+            IdempotencyInProgressException busy = new IdempotencyInProgressException(r.operation(), r.key(),
+                    "idempotency key '" + r.key() + "' of operation " + r.operation() + " was written by a "
+                    + "concurrent transaction that this transaction cannot see (it committed after this "
+                    + "transaction's snapshot under REPEATABLE READ or SERIALIZABLE isolation, or the database chose "
+                    + "this transaction as a deadlock victim); retry the call in a new transaction to get its outcome",
+                    e.getCause());
+            for (Throwable restoreFailure : e.getSuppressed()) {
+                busy.addSuppressed(restoreFailure);
+            }
+            throw busy;
+        }
+    }
+
+    /** A lock timeout is an answer, not a failure; a session setting that could not be put back is still told. */
+    private void logRestoreFailures(String task, LockTimeout e) {
+        for (Throwable t : new Throwable[] {e, e.getCause()}) {
+            for (Throwable restoreFailure : t == null ? new Throwable[0] : t.getSuppressed()) {
+                LOG.log(System.Logger.Level.WARNING, "JdbcIdempotencyStore." + task + " on table " + tableName
+                        + ": after a lock timeout, a session setting could not be put back", restoreFailure);
+            }
         }
     }
 
@@ -349,9 +366,15 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         if (autoCommit && !atomic) {
             return work.run(con, false);
         }
-        if (autoCommit) {
-            con.setAutoCommit(false);
+        if (!autoCommit) {
+            return inLocalTransaction(con, work);
         }
+        con.setAutoCommit(false);
+        // putting auto-commit back must not replace the work's own failure (a lock timeout, a conflict)
+        return JdbcDialect.thenRestore(() -> inLocalTransaction(con, work), () -> con.setAutoCommit(true));
+    }
+
+    private static <T> T inLocalTransaction(Connection con, ConnectionWork<T> work) throws SQLException {
         try {
             T result = work.run(con, false);
             con.commit();
@@ -363,10 +386,6 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                 e.addSuppressed(suppressed);
             }
             throw e;
-        } finally {
-            if (autoCommit) {
-                con.setAutoCommit(true);
-            }
         }
     }
 

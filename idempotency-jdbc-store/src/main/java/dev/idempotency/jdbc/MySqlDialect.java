@@ -103,12 +103,12 @@ final class MySqlDialect extends JdbcDialect {
             previous = rs.getLong(1);
         }
         long seconds = atLeastOneSecond(timeout);
-        boolean change = seconds != previous;
-        if (change) {
-            setLockTimeout(con, seconds);
-        }
         try {
-            return work.run();
+            if (seconds == previous) {
+                return work.run();
+            }
+            setLockTimeout(con, seconds);
+            return thenRestore(work, () -> setLockTimeout(con, previous));
         } catch (SQLException e) {
             if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
                 throw new LockTimeout(e);
@@ -118,10 +118,6 @@ final class MySqlDialect extends JdbcDialect {
                 throw new SerializationConflict(e);
             }
             throw e;
-        } finally {
-            if (change) {
-                setLockTimeout(con, previous);
-            }
         }
     }
 
