@@ -161,7 +161,8 @@ public abstract class AbstractTamperedRowTest {
             return t.original();
         });
         byte[] keyHash = Keys.hash(op.name(), "", Keys.normalize(key));
-        assertThat(store.resolve(keyHash, t.tampered(), Instant.now().plus(Duration.ofDays(1)))).isTrue();
+        IdempotencyRecord original = store.find(keyHash).orElseThrow();
+        assertThat(store.resolve(original, t.tampered(), Instant.now().plus(Duration.ofDays(1)))).isTrue();
         IdempotencyRecord tampered = store.find(keyHash).orElseThrow();
         Probe.INSTANCES.set(0);
         ProbeException.INSTANCES.set(0);
