@@ -4,7 +4,10 @@ import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import dev.idempotency.IdempotencyReplayException;
 import dev.idempotency.internal.UnreplayableTypes;
+import dev.idempotency.codec.AllowListTyping.UnlistedTypeException;
+import java.lang.reflect.Field;
 import java.lang.reflect.GenericArrayType;
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
@@ -19,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
@@ -61,10 +65,14 @@ public final class JacksonResultCodec implements ResultCodec {
 
     private final JsonMapper mapper;
     private final Set<Class<?>> allowed;
+    private final Set<Class<?>> typedSupertypes;
+    /** Per declared type: whether a subtype may be chosen somewhere inside it, so that a recording is read back. */
+    private final Map<Type, Boolean> readBackOnRecord = new ConcurrentHashMap<>();
 
-    private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed) {
+    private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed, Set<Class<?>> typedSupertypes) {
         this.mapper = mapper;
         this.allowed = allowed;
+        this.typedSupertypes = typedSupertypes;
     }
 
     /** A codec on the strict {@link #defaultMapper()}, with no allow-listed subtypes. */
@@ -199,11 +207,112 @@ public final class JacksonResultCodec implements ResultCodec {
                         + ": its class " + value.getClass().getName() + " is not on the codec's allow-list of"
                         + " subtypes, so it could not be replayed");
             }
-            return mapper.writerFor(type).writeValueAsBytes(value);
+            byte[] data = mapper.writerFor(type).writeValueAsBytes(value);
+            if (involvesSubtypes(declaredType, type)) {
+                refuseUnreadable(data, declaredType);
+            }
+            return data;
+        } catch (UnlistedTypeException e) {
+            throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
+                    + ": " + e.getOriginalMessage() + at(e), e);
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
-                    + " as JSON: " + e.getOriginalMessage(), e);
+                    + " as JSON: " + e.getOriginalMessage() + at(e), e);
         }
+    }
+
+    private static String at(JacksonException e) {
+        return e.getPath().isEmpty() ? "" : " (at " + e.getPathReference() + ")";
+    }
+
+    /**
+     * The safety net behind the allow-list: a value whose declared type lets a subtype be chosen somewhere (an
+     * abstract type, an interface or a type with type ids, at any depth: elements, values, properties) is read back
+     * before it is recorded, so that what cannot replay (an interface-typed property with no allow-listed
+     * implementation, written without a type id) is refused now, before anything is stored, rather than at every
+     * replay for the whole ttl. Other declared types, the common case, are not read back: that would double the
+     * cost of recording. The answer is computed once per declared type.
+     */
+    private void refuseUnreadable(byte[] data, Type declaredType) {
+        try {
+            decode(data, declaredType);
+        } catch (IdempotencyReplayException e) {
+            throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
+                    + ": it would not replay, because reading it back fails: " + e.getMessage(), e);
+        }
+    }
+
+    private boolean involvesSubtypes(Type declaredType, JavaType type) {
+        Boolean known = readBackOnRecord.get(declaredType);
+        if (known == null) {
+            known = involvesSubtypes(type, new HashSet<>());
+            readBackOnRecord.putIfAbsent(declaredType, known);
+        }
+        return known;
+    }
+
+    private boolean involvesSubtypes(@Nullable JavaType t, Set<JavaType> seen) {
+        if (t == null || !seen.add(t)) {
+            return false;
+        }
+        Class<?> raw = t.getRawClass();
+        if (raw.isPrimitive() || raw.isEnum() || JsonNode.class.isAssignableFrom(raw)) {
+            return false;
+        }
+        if (t.isArrayType()) {
+            return involvesSubtypes(t.getContentType(), seen);
+        }
+        if (isPolymorphic(raw) || carriesTypeIds(raw)) {
+            return true;
+        }
+        for (int i = 0; i < t.containedTypeCount(); i++) {
+            if (involvesSubtypes(t.containedType(i), seen)) {
+                return true;
+            }
+        }
+        if (isJdk(raw)) {
+            return false;
+        }
+        // a class of the application: the types of its properties (fields, record components, getters)
+        for (JavaType c = t; c != null && !isJdk(c.getRawClass()); c = c.getSuperClass()) {
+            Class<?> k = c.getRawClass();
+            for (Field f : k.getDeclaredFields()) {
+                if (!Modifier.isStatic(f.getModifiers()) && !Modifier.isTransient(f.getModifiers())
+                        && involvesSubtypes(member(f.getGenericType(), c), seen)) {
+                    return true;
+                }
+            }
+            for (Method m : k.getDeclaredMethods()) {
+                if (!Modifier.isStatic(m.getModifiers()) && m.getParameterCount() == 0
+                        && m.getReturnType() != void.class && !m.isSynthetic()
+                        && (m.getName().startsWith("get") || m.getName().startsWith("is"))
+                        && involvesSubtypes(member(m.getGenericReturnType(), c), seen)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private JavaType member(Type type, JavaType owner) {
+        return mapper.getTypeFactory().resolveMemberType(type, owner.getBindings());
+    }
+
+    /** Whether Jackson writes type ids for this class: it or a supertype carries {@code @JsonTypeInfo} or the mixin. */
+    private boolean carriesTypeIds(Class<?> raw) {
+        Deque<Class<?>> todo = new ArrayDeque<>();
+        todo.add(raw);
+        while (!todo.isEmpty()) {
+            Class<?> c = todo.poll();
+            if (c.isAnnotationPresent(JsonTypeInfo.class) || typedSupertypes.contains(c)) {
+                return true;
+            }
+            if (c.getSuperclass() != null && c.getSuperclass() != Object.class) {
+                todo.add(c.getSuperclass());
+            }
+            todo.addAll(java.util.List.of(c.getInterfaces()));
+        }
+        return false;
     }
 
     private static boolean isPolymorphic(Class<?> raw) {
@@ -225,7 +334,7 @@ public final class JacksonResultCodec implements ResultCodec {
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("the recorded result cannot be read back as "
                     + declaredType.getTypeName() + " (was the row changed, or the type since?): "
-                    + e.getOriginalMessage(), e);
+                    + e.getOriginalMessage() + at(e), e);
         }
         if (value == null && type.isPrimitive()) {
             throw new IdempotencyReplayException("the recorded result is null, which the primitive return type "
@@ -304,14 +413,16 @@ public final class JacksonResultCodec implements ResultCodec {
                     .build();
             var b = base.rebuild()
                     .deactivateDefaultTyping()
-                    .polymorphicTypeValidator(ptv);
-            for (Class<?> base0 : abstractSupertypes(allowed)) {
+                    .polymorphicTypeValidator(ptv)
+                    .addModule(new AllowListTyping(named).module());
+            Set<Class<?>> supertypes = abstractSupertypes(allowed);
+            for (Class<?> base0 : supertypes) {
                 if (!base0.isAnnotationPresent(JsonTypeInfo.class)) {
                     b.addMixIn(base0, LogicalTypeName.class);
                 }
             }
             named.forEach((name, type) -> b.registerSubtypes(new NamedType(type, name)));
-            return new JacksonResultCodec(b.build(), allowed);
+            return new JacksonResultCodec(b.build(), allowed, supertypes);
         }
 
         /** The application's interfaces and abstract classes above the allow-listed classes. */
