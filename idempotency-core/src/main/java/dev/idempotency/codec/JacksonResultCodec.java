@@ -66,7 +66,7 @@ public final class JacksonResultCodec implements ResultCodec {
     private final JsonMapper mapper;
     private final Set<Class<?>> allowed;
     private final Set<Class<?>> typedSupertypes;
-    /** Per declared type: whether a subtype may be chosen somewhere inside it, so that a recording is read back. */
+    /** Per declared type: whether it holds an abstract type without type ids, so that a recording is read back. */
     private final Map<Type, Boolean> readBackOnRecord = new ConcurrentHashMap<>();
 
     private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed, Set<Class<?>> typedSupertypes) {
@@ -208,7 +208,7 @@ public final class JacksonResultCodec implements ResultCodec {
                         + " subtypes, so it could not be replayed");
             }
             byte[] data = mapper.writerFor(type).writeValueAsBytes(value);
-            if (involvesSubtypes(declaredType, type)) {
+            if (mayNotReadBack(declaredType, type)) {
                 refuseUnreadable(data, declaredType);
             }
             return data;
@@ -226,12 +226,14 @@ public final class JacksonResultCodec implements ResultCodec {
     }
 
     /**
-     * The safety net behind the allow-list: a value whose declared type lets a subtype be chosen somewhere (an
-     * abstract type, an interface or a type with type ids, at any depth: elements, values, properties) is read back
-     * before it is recorded, so that what cannot replay (an interface-typed property with no allow-listed
-     * implementation, written without a type id) is refused now, before anything is stored, rather than at every
-     * replay for the whole ttl. Other declared types, the common case, are not read back: that would double the
-     * cost of recording. The answer is computed once per declared type.
+     * The safety net behind the allow-list: a value whose declared type holds, at any depth (elements, values,
+     * properties, the properties of the allow-listed subtypes), an interface or abstract class that carries no type
+     * id is read back before it is recorded. Such a property is written as its concrete class without saying which,
+     * so it can only replay if the mapper knows how to build it; when it cannot, the value is refused now, before
+     * anything is stored, rather than failing every replay for the whole ttl. Types whose subtypes carry the
+     * codec's ids are not read back: the id resolver already guarantees that what it writes it reads. Neither are
+     * plain types, the common case (reading back costs about as much as writing, and several times more for
+     * polymorphic JSON). The answer is computed once per declared type.
      */
     private void refuseUnreadable(byte[] data, Type declaredType) {
         try {
@@ -242,16 +244,16 @@ public final class JacksonResultCodec implements ResultCodec {
         }
     }
 
-    private boolean involvesSubtypes(Type declaredType, JavaType type) {
+    private boolean mayNotReadBack(Type declaredType, JavaType type) {
         Boolean known = readBackOnRecord.get(declaredType);
         if (known == null) {
-            known = involvesSubtypes(type, new HashSet<>());
+            known = holdsUntypedAbstractType(type, new HashSet<>());
             readBackOnRecord.putIfAbsent(declaredType, known);
         }
         return known;
     }
 
-    private boolean involvesSubtypes(@Nullable JavaType t, Set<JavaType> seen) {
+    private boolean holdsUntypedAbstractType(@Nullable JavaType t, Set<JavaType> seen) {
         if (t == null || !seen.add(t)) {
             return false;
         }
@@ -260,17 +262,27 @@ public final class JacksonResultCodec implements ResultCodec {
             return false;
         }
         if (t.isArrayType()) {
-            return involvesSubtypes(t.getContentType(), seen);
+            return holdsUntypedAbstractType(t.getContentType(), seen);
         }
-        if (isPolymorphic(raw) || carriesTypeIds(raw)) {
-            return true;
+        boolean container = t.isContainerType() || t.isReferenceType();
+        if (!container && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))) {
+            if (!carriesTypeIds(raw)) {
+                return true;
+            }
+            for (Class<?> sub : allowed) {
+                if (raw.isAssignableFrom(sub)
+                        && holdsUntypedAbstractType(mapper.getTypeFactory().constructType(sub), seen)) {
+                    return true;
+                }
+            }
+            return false;
         }
         for (int i = 0; i < t.containedTypeCount(); i++) {
-            if (involvesSubtypes(t.containedType(i), seen)) {
+            if (holdsUntypedAbstractType(t.containedType(i), seen)) {
                 return true;
             }
         }
-        if (isJdk(raw)) {
+        if (container || isJdk(raw)) {
             return false;
         }
         // a class of the application: the types of its properties (fields, record components, getters)
@@ -278,7 +290,7 @@ public final class JacksonResultCodec implements ResultCodec {
             Class<?> k = c.getRawClass();
             for (Field f : k.getDeclaredFields()) {
                 if (!Modifier.isStatic(f.getModifiers()) && !Modifier.isTransient(f.getModifiers())
-                        && involvesSubtypes(member(f.getGenericType(), c), seen)) {
+                        && holdsUntypedAbstractType(member(f.getGenericType(), c), seen)) {
                     return true;
                 }
             }
@@ -286,7 +298,7 @@ public final class JacksonResultCodec implements ResultCodec {
                 if (!Modifier.isStatic(m.getModifiers()) && m.getParameterCount() == 0
                         && m.getReturnType() != void.class && !m.isSynthetic()
                         && (m.getName().startsWith("get") || m.getName().startsWith("is"))
-                        && involvesSubtypes(member(m.getGenericReturnType(), c), seen)) {
+                        && holdsUntypedAbstractType(member(m.getGenericReturnType(), c), seen)) {
                     return true;
                 }
             }

@@ -84,7 +84,8 @@ class NestedAllowListTest {
                         new Receipt("r-1", new Transfer("DE89", TEN)), Transfer.class),
                 new Nested("a record component List<Shape>", Drawing.class,
                         new Drawing("d", List.of(new Circle(1), new Square(2))), Square.class),
-                new Nested("List<Tagged> (class-name ids) with an unlisted class", t(new ResultType<List<Tagged>>() { }),
+                new Nested("List<Tagged> (class-name ids) with an unlisted class",
+                        t(new ResultType<List<Tagged>>() { }),
                         List.of(new TaggedValue("v"), new Probe()), Probe.class));
     }
 
@@ -133,33 +134,31 @@ class NestedAllowListTest {
     }
 
     static final String CARD = "{\"@type\":\"Card\",\"last4\":\"4242\",\"amount\":null}";
-    static final String TRANSFER = "{\"@type\":\"Transfer\",\"iban\":\"DE89\",\"amount\":null}";
-    static final String PROBE_OUTCOME = "{\"@type\":\"ProbeOutcome\",\"id\":\"b\"}";
+    // the ids Jackson gives the permitted subclasses of a sealed type by default (what the codec wrote before the
+    // allow-list applied at depth): the realistic rows, which Jackson alone resolves
+    static final String TRANSFER = "{\"@type\":\"ReplayModel$Transfer\",\"iban\":\"DE89\",\"amount\":null}";
+    static final String PROBE_OUTCOME = "{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}";
 
     static Stream<Row> rows() {
         return Stream.of(
                 new Row("List<Payment>: a permitted but unlisted Transfer", t(new ResultType<List<Payment>>() { }),
-                        "[" + CARD + "," + TRANSFER + "]", "Transfer"),
+                        "[" + CARD + "," + TRANSFER + "]", "ReplayModel$Transfer"),
                 new Row("Map<String, Payment>: a Transfer", t(new ResultType<Map<String, Payment>>() { }),
-                        "{\"t\":" + TRANSFER + "}", "Transfer"),
+                        "{\"t\":" + TRANSFER + "}", "ReplayModel$Transfer"),
                 new Row("Optional<Payment>: a Transfer", t(new ResultType<Optional<Payment>>() { }), TRANSFER,
-                        "Transfer"),
-                new Row("Payment[]: a Transfer", Payment[].class, "[" + TRANSFER + "]", "Transfer"),
+                        "ReplayModel$Transfer"),
+                new Row("Payment[]: a Transfer", Payment[].class, "[" + TRANSFER + "]", "ReplayModel$Transfer"),
                 new Row("a record component: a Transfer", Receipt.class,
-                        "{\"id\":\"r\",\"payment\":" + TRANSFER + "}", "Transfer"),
+                        "{\"id\":\"r\",\"payment\":" + TRANSFER + "}", "ReplayModel$Transfer"),
                 new Row("List<Outcome>: the probe", t(new ResultType<List<Outcome>>() { }),
-                        "[{\"@type\":\"Accepted\",\"id\":\"a\"}," + PROBE_OUTCOME + "]", "ProbeOutcome"),
+                        "[{\"@type\":\"Accepted\",\"id\":\"a\"}," + PROBE_OUTCOME + "]", "ReplayModel$ProbeOutcome"),
                 new Row("Map<String, Outcome>: the probe", t(new ResultType<Map<String, Outcome>>() { }),
-                        "{\"x\":" + PROBE_OUTCOME + "}", "ProbeOutcome"),
+                        "{\"x\":" + PROBE_OUTCOME + "}", "ReplayModel$ProbeOutcome"),
                 new Row("Optional<Outcome>: the probe", t(new ResultType<Optional<Outcome>>() { }), PROBE_OUTCOME,
-                        "ProbeOutcome"),
-                new Row("Outcome[]: the probe", Outcome[].class, "[" + PROBE_OUTCOME + "]", "ProbeOutcome"),
+                        "ReplayModel$ProbeOutcome"),
+                new Row("Outcome[]: the probe", Outcome[].class, "[" + PROBE_OUTCOME + "]", "ReplayModel$ProbeOutcome"),
                 new Row("a record component: the probe", Verdict.class,
-                        "{\"id\":\"v\",\"outcome\":" + PROBE_OUTCOME + "}", "ProbeOutcome"),
-                new Row("List<Shape>: the probe's class name", t(new ResultType<List<Shape>>() { }),
-                        "[{\"@type\":\"" + Probe.class.getName() + "\"}]", Probe.class.getName()),
-                new Row("List<Tagged>: the probe's class name", t(new ResultType<List<Tagged>>() { }),
-                        "[{\"@class\":\"" + Probe.class.getName() + "\"}]", Probe.class.getName()));
+                        "{\"id\":\"v\",\"outcome\":" + PROBE_OUTCOME + "}", "ReplayModel$ProbeOutcome"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -183,7 +182,7 @@ class NestedAllowListTest {
         ProbeOutcome.INSTANCES.set(0);
         tools.jackson.databind.json.JsonMapper.builder()
                 .addMixIn(Outcome.class, TypedByName.class).build()
-                .readValue("{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}", Outcome.class);
+                .readValue(PROBE_OUTCOME, Outcome.class);
         assertThat(ProbeOutcome.INSTANCES).hasValue(1);
     }
 

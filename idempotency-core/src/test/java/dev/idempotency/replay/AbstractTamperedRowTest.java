@@ -101,7 +101,6 @@ public abstract class AbstractTamperedRowTest {
         Type listOfOutcomes = new ResultType<List<Outcome>>() { }.type();
         Type mapOfOutcomes = new ResultType<Map<String, Outcome>>() { }.type();
         Type optionalOutcome = new ResultType<Optional<Outcome>>() { }.type();
-        Type listOfShapes = new ResultType<List<Shape>>() { }.type();
         return Stream.of(
                 // other JSON
                 of("other JSON: a missing property", Order.class, ORDER, "{\"id\":\"o-1\"}"),
@@ -140,23 +139,24 @@ public abstract class AbstractTamperedRowTest {
                         new TaggedValue("v"), "{\"@class\":\"" + PROBE + "\"}"),
                 of("a type whose annotation takes class names: java.net.URL", Tagged.class,
                         new TaggedValue("v"), "{\"@class\":\"java.net.URL\",\"value\":\"http://x\"}"),
-                // an unlisted subtype inside the value: Jackson would take a sealed type's permitted subclasses
+                // an unlisted subtype inside the value: Jackson alone takes a sealed type's permitted subclasses as
+                // subtypes, under their default ids
                 of("a sealed type: a permitted but unlisted subclass", Outcome.class, new Accepted("a"),
-                        "{\"@type\":\"ProbeOutcome\",\"id\":\"b\"}"),
+                        "{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}"),
                 of("a sealed type in a list: a permitted but unlisted subclass", listOfOutcomes,
                         List.of(new Accepted("a")),
-                        "[{\"@type\":\"Accepted\",\"id\":\"a\"},{\"@type\":\"ProbeOutcome\",\"id\":\"b\"}]"),
+                        "[{\"@type\":\"Accepted\",\"id\":\"a\"},"
+                                + "{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}]"),
                 of("a sealed type as a map value: a permitted but unlisted subclass", mapOfOutcomes,
-                        Map.of("x", new Accepted("a")), "{\"x\":{\"@type\":\"ProbeOutcome\",\"id\":\"b\"}}"),
+                        Map.of("x", new Accepted("a")),
+                        "{\"x\":{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}}"),
                 of("a sealed type in an optional: a permitted but unlisted subclass", optionalOutcome,
-                        Optional.of(new Accepted("a")), "{\"@type\":\"ProbeOutcome\",\"id\":\"b\"}"),
+                        Optional.of(new Accepted("a")), "{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}"),
                 of("a sealed type in an array: a permitted but unlisted subclass", Outcome[].class,
-                        new Outcome[] {new Accepted("a")}, "[{\"@type\":\"ProbeOutcome\",\"id\":\"b\"}]"),
+                        new Outcome[] {new Accepted("a")}, "[{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}]"),
                 of("a sealed record component: a permitted but unlisted subclass", Verdict.class,
                         new Verdict("v", new Accepted("a")),
-                        "{\"id\":\"v\",\"outcome\":{\"@type\":\"ProbeOutcome\",\"id\":\"b\"}}"),
-                of("an open interface in a list: a class name as the logical name", listOfShapes,
-                        List.of(new Circle(1.0)), "[{\"@type\":\"" + PROBE + "\"}]"),
+                        "{\"id\":\"v\",\"outcome\":{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}}"),
                 // recorded exceptions
                 of("an exception row naming an undeclared exception", Money.class, TEN,
                         exceptionRow("{\"exception\":\"" + PROBE_EXCEPTION + "\",\"message\":\"boom\"}")),
