@@ -56,6 +56,15 @@ import tools.jackson.databind.jsontype.NamedType;
  * allow-listed classes only. Without an allow-listed subtype, {@link #checkReplayable} refuses such a declared type
  * when the method is first seen.
  *
+ * <p><b>At every depth.</b> The allow-list applies wherever a type id is written or read, not only to the returned
+ * value: list and set elements, array elements, map values, the content of an {@code Optional}, record components
+ * and bean properties. {@link #encode} refuses a value holding a class off the allow-list in such a place (with an
+ * {@link IdempotencyReplayException} naming the class and where it is), so nothing is recorded; {@link #decode}
+ * refuses an id of no allow-listed class, whichever {@code @JsonSubTypes} or sealed {@code permits} list names it,
+ * without loading it. A declared type holding an interface or abstract class with no type id (an interface-typed
+ * property none of whose implementations is allow-listed) is read back before it is recorded, and refused if that
+ * fails.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class JacksonResultCodec implements ResultCodec {
