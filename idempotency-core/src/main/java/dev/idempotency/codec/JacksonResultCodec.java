@@ -319,13 +319,18 @@ public final class JacksonResultCodec implements ResultCodec {
         return mapper.getTypeFactory().resolveMemberType(type, owner.getBindings());
     }
 
-    /** Whether Jackson writes type ids for this class: it or a supertype carries {@code @JsonTypeInfo} or the mixin. */
+    /** Whether Jackson writes type ids for this class: it or a supertype carries an id-writing {@code @JsonTypeInfo}. */
     private boolean carriesTypeIds(Class<?> raw) {
         Deque<Class<?>> todo = new ArrayDeque<>();
         todo.add(raw);
         while (!todo.isEmpty()) {
             Class<?> c = todo.poll();
-            if (c.isAnnotationPresent(JsonTypeInfo.class) || typedSupertypes.contains(c)) {
+            JsonTypeInfo info = c.getAnnotation(JsonTypeInfo.class);
+            if (info != null) {
+                // DEDUCTION writes no id for the allow-list to check: such a type is read back instead
+                return info.use() != JsonTypeInfo.Id.DEDUCTION && info.use() != JsonTypeInfo.Id.NONE;
+            }
+            if (typedSupertypes.contains(c)) {
                 return true;
             }
             if (c.getSuperclass() != null && c.getSuperclass() != Object.class) {

@@ -231,6 +231,73 @@ class NestedAllowListTest {
         assertThat(runs).as("the side effect is not repeated").hasValue(1);
     }
 
+    /** The application's own type ids: names from its {@code @JsonSubTypes}; the allow-list still decides. */
+    @com.fasterxml.jackson.annotation.JsonTypeInfo(use = com.fasterxml.jackson.annotation.JsonTypeInfo.Id.NAME,
+            property = "kind")
+    @com.fasterxml.jackson.annotation.JsonSubTypes({
+        @com.fasterxml.jackson.annotation.JsonSubTypes.Type(value = Listed.class, name = "listed"),
+        @com.fasterxml.jackson.annotation.JsonSubTypes.Type(value = Counted.class, name = "counted")})
+    interface Named { }
+
+    record Listed(String v) implements Named { }
+
+    /** Named by the application's @JsonSubTypes but not allow-listed; counts its instantiations. */
+    record Counted(String w) implements Named {
+        static final AtomicInteger INSTANCES = new AtomicInteger();
+
+        Counted {
+            INSTANCES.incrementAndGet();
+        }
+    }
+
+    /** Subtypes deduced from their properties: no id is written, the deduced class must still be allow-listed. */
+    @com.fasterxml.jackson.annotation.JsonTypeInfo(use = com.fasterxml.jackson.annotation.JsonTypeInfo.Id.DEDUCTION)
+    @com.fasterxml.jackson.annotation.JsonSubTypes({
+        @com.fasterxml.jackson.annotation.JsonSubTypes.Type(DeducedListed.class),
+        @com.fasterxml.jackson.annotation.JsonSubTypes.Type(DeducedCounted.class)})
+    interface Deduced { }
+
+    record DeducedListed(String a) implements Deduced { }
+
+    record DeducedCounted(String b) implements Deduced {
+        static final AtomicInteger INSTANCES = new AtomicInteger();
+
+        DeducedCounted {
+            INSTANCES.incrementAndGet();
+        }
+    }
+
+    @Test
+    void aSubtypeNamedByTheApplicationsOwnJsonSubTypesIsNeitherRecordedNorReplayedUnlessAllowListed() {
+        JacksonResultCodec own = JacksonResultCodec.builder().allowSubtypes(Listed.class).build();
+        Type list = t(new ResultType<List<Named>>() { });
+        byte[] data = own.encode(List.of(new Listed("x")), list);
+        assertThat(own.decode(data, list)).isEqualTo(List.of(new Listed("x")));
+        assertThatThrownBy(() -> own.encode(List.of(new Counted("y")), list))
+                .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining(Counted.class.getName());
+
+        Counted.INSTANCES.set(0);
+        assertThatThrownBy(() -> own.decode("[{\"kind\":\"counted\",\"w\":\"y\"}]".getBytes(UTF_8), list))
+                .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("'counted'");
+        assertThat(Counted.INSTANCES).hasValue(0);
+    }
+
+    @Test
+    void aDeducedSubtypeIsRecordedAndReplayedOnlyIfAllowListed() {
+        JacksonResultCodec own = JacksonResultCodec.builder().allowSubtypes(DeducedListed.class).build();
+        Type list = t(new ResultType<List<Deduced>>() { });
+        byte[] data = own.encode(List.of(new DeducedListed("x")), list);
+        assertThat(own.decode(data, list)).isEqualTo(List.of(new DeducedListed("x")));
+        // no id is written, so the read-back refuses it before it is recorded
+        assertThatThrownBy(() -> own.encode(List.of(new DeducedCounted("y")), list))
+                .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("would not replay");
+
+        DeducedCounted.INSTANCES.set(0);
+        assertThatThrownBy(() -> own.decode("[{\"b\":\"y\"}]".getBytes(UTF_8), list))
+                .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("allow-list");
+        assertThat(DeducedCounted.INSTANCES).hasValue(0);
+    }
+
     /** An interface none of whose implementations is allow-listed: Jackson writes it without a type id. */
     interface Unlisted { }
 
