@@ -56,6 +56,7 @@ public final class IdempotencyAdmin {
 
     private static final System.Logger LOG = System.getLogger(IdempotencyAdmin.class.getName());
     private static final int FORMAT = 1;
+    private static final int EVICT_ATTEMPTS = 10;
 
     private final IdempotencyStore store;
     private final ResultCodec codec;
@@ -192,10 +193,27 @@ public final class IdempotencyAdmin {
      * duplicate run beside the attempt still holding it; evict completed or expired keys, and resolve the ones that
      * need review with {@link #release} or {@link #resolveExecuted}.
      *
-     * @return false if there was no record
+     * <p>Unlike those two, eviction is unconditional, an operator's "delete whatever is there": it reads the record
+     * and deletes exactly the state it read; if the record changed in between (a new claim, a completion), it reads
+     * again and deletes the new state.
+     *
+     * @return false if there was no record (or it vanished before this deleted it)
+     * @throws IllegalStateException if the record kept changing under ten attempts in a row
      */
     public boolean evict(String operation, String scope, String key) {
-        return store.resolve(hash(operation, scope, key), null, now());
+        byte[] hash = hash(operation, scope, key);
+        for (int attempt = 0; attempt < EVICT_ATTEMPTS; attempt++) {
+            Optional<IdempotencyRecord> record = store.find(hash);
+            if (record.isEmpty()) {
+                return false;
+            }
+            if (store.resolve(record.get(), null, now())) {
+                return true;
+            }
+            // it changed between the read and the delete (or vanished): look again
+        }
+        throw new IllegalStateException("operation " + operation + " key '" + key + "' changed under "
+                + EVICT_ATTEMPTS + " attempts in a row to evict it; nothing was deleted");
     }
 
     /** {@link #release(String, String, String)} with no scope. */
@@ -207,9 +225,14 @@ public final class IdempotencyAdmin {
      * Resolves a key whose outcome is unknown as <em>not executed</em>: the record is deleted and the next call runs.
      * Use it when the side effect is known not to have happened.
      *
+     * <p>The record is deleted only in the state it was read in: if, between the read and the delete, a new attempt
+     * took the stale claim over or the slow original attempt completed it, nothing is deleted and
+     * {@link IllegalStateException} says so; {@link #find} the key again and decide again.
+     *
      * @return false if there was no record
      * @throws IllegalStateException if the record is completed, or in flight with its lease still running (an
-     *                               attempt may be running): only an unknown outcome is resolved
+     *                               attempt may be running): only an unknown outcome is resolved; or if the record
+     *                               changed while it was being released
      */
     public boolean release(String operation, String scope, String key) {
         byte[] hash = hash(operation, scope, key);
@@ -218,7 +241,7 @@ public final class IdempotencyAdmin {
             return false;
         }
         requireUnknown(record.get());
-        return store.resolve(hash, null, now());
+        return resolveObserved(record.get(), null, now(), "release");
     }
 
     /** {@link #resolveExecuted(String, String, String, Object, ResultType, Duration)} with no scope. */
@@ -234,8 +257,12 @@ public final class IdempotencyAdmin {
      *
      * @param result     what the method returned, or would have (null for a {@code void} one)
      * @param resultType the method's declared return type, as the executor's operation declares it
+     * <p>As with {@link #release}, the record is resolved only in the state it was read in; if it changed meanwhile
+     * (taken over, completed), nothing is written and {@link IllegalStateException} says so.
+     *
      * @return false if there was no record
-     * @throws IllegalStateException      if the record is completed, or in flight with its lease still running
+     * @throws IllegalStateException      if the record is completed, or in flight with its lease still running; or
+     *                                    if it changed while it was being resolved
      * @throws IdempotencyReplayException if the codec cannot encode {@code result} as {@code resultType}
      */
     public <T> boolean resolveExecuted(String operation, String scope, String key, @Nullable T result,
@@ -256,7 +283,20 @@ public final class IdempotencyAdmin {
             throw new IdempotencyReplayException("operation " + operation + " key '" + key + "': the result codec"
                     + " wrote a value starting with the byte 0x00, which marks a recorded exception");
         }
-        return store.resolve(hash, data, now().plus(ttl));
+        return resolveObserved(record.get(), data, now().plus(ttl), "resolveExecuted");
+    }
+
+    /** Applies the decision to the record as it was read, or says that it changed meanwhile. */
+    private boolean resolveObserved(IdempotencyRecord observed, byte @Nullable [] data, Instant expiresAt,
+            String method) {
+        if (store.resolve(observed, data, expiresAt)) {
+            return true;
+        }
+        throw new IllegalStateException(method + ": operation " + observed.operation() + " key '" + observed.key()
+                + "' changed since it was read as " + observed.status()
+                + (observed.leaseUntil() != null ? " with its lease until " + observed.leaseUntil() : "")
+                + " (a new attempt took it over, its attempt completed it, or another operator resolved it):"
+                + " nothing was changed; find the key again and decide again");
     }
 
     private void requireUnknown(IdempotencyRecord r) {

@@ -45,7 +45,7 @@ final class FailingStore implements IdempotencyStore {
     }
 
     @Override
-    public boolean resolve(byte[] keyHash, byte[] result, Instant expiresAt) {
+    public boolean resolve(IdempotencyRecord observed, byte[] result, Instant expiresAt) {
         throw touched();
     }
 

@@ -3,16 +3,25 @@ package dev.idempotency;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idempotency.internal.Keys;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
+import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.io.IOException;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -217,5 +226,130 @@ class IdempotencyAdminTest {
         List<Instant> replayed = executor.execute(times, "T", new Object[0], () -> List.of());
         assertThat(replayed).containsExactly(tick);
         assertThat(replayed.get(0)).isInstanceOf(Instant.class);
+    }
+
+    // ---- the operator's decision lands only on the state the operator saw --------------------------------------
+
+    /** A store that runs a concurrent change once, right after the next {@code find}: what the operator read. */
+    private static final class RacingStore implements IdempotencyStore {
+        private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore();
+        private final List<Runnable> afterFind = new ArrayList<>();
+
+        @Override
+        public ClaimResult claim(ClaimRequest request) {
+            return delegate.claim(request);
+        }
+
+        @Override
+        public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
+            return delegate.takeOver(request, observed);
+        }
+
+        @Override
+        public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
+            return delegate.complete(keyHash, leaseUntil, result, expiresAt);
+        }
+
+        @Override
+        public boolean release(byte[] keyHash, Instant leaseUntil) {
+            return delegate.release(keyHash, leaseUntil);
+        }
+
+        @Override
+        public Optional<IdempotencyRecord> find(byte[] keyHash) {
+            Optional<IdempotencyRecord> found = delegate.find(keyHash);
+            if (!afterFind.isEmpty()) {
+                afterFind.remove(0).run();
+            }
+            return found;
+        }
+
+        @Override
+        public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
+            return delegate.markNeedsReview(keyHash, leaseUntil);
+        }
+
+        @Override
+        public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+            return delegate.resolve(observed, result, expiresAt);
+        }
+
+        @Override
+        public int purgeExpired(Instant now, int batchSize) {
+            return delegate.purgeExpired(now, batchSize);
+        }
+    }
+
+    private ClaimRequest claimAt(String key, Instant now) {
+        return new ClaimRequest(Keys.hash("Orders.create", "", key), "Orders.create", key, new byte[32],
+                Tier.REVERSIBLE, now, now.plusSeconds(30), now.plus(Duration.ofHours(1)), Duration.ofSeconds(1));
+    }
+
+    @Test
+    void aReleaseNeverDeletesAClaimTakenOverAfterTheOperatorReadTheStaleOne() {
+        RacingStore racing = new RacingStore();
+        IdempotencyAdmin operator = IdempotencyAdmin.builder(racing).clock(clock).build();
+        ClaimRequest crashed = claimAt("ORDER:1", clock.instant());
+        racing.claim(crashed);
+        clock.advance(Duration.ofMinutes(1));
+        IdempotencyRecord stale = racing.find(crashed.keyHash()).orElseThrow();
+        ClaimRequest retry = claimAt("ORDER:1", clock.instant());
+        racing.afterFind.add(() -> assertThat(racing.takeOver(retry, stale).isAcquired()).isTrue());
+
+        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:1"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("release: operation Orders.create key 'ORDER:1' changed since it was read")
+                .hasMessageContaining("find the key again");
+        assertThat(racing.find(crashed.keyHash())).as("the retry's live claim is kept: no third caller may run")
+                .contains(retry.toInFlightRecord());
+        // read again, the operator sees the live claim and is refused
+        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:1"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("an attempt may still be running");
+    }
+
+    @Test
+    void aResolutionNeverOverwritesTheOutcomeTheSlowOwnerRecordedAfterTheOperatorRead() {
+        RacingStore racing = new RacingStore();
+        IdempotencyAdmin operator = IdempotencyAdmin.builder(racing).clock(clock).build();
+        ClaimRequest slow = claimAt("ORDER:2", clock.instant());
+        racing.claim(slow);
+        clock.advance(Duration.ofMinutes(1));
+        byte[] real = "\"the real receipt\"".getBytes(StandardCharsets.UTF_8);
+        Instant expiresAt = clock.instant().plus(Duration.ofHours(1));
+        racing.afterFind.add(() -> assertThat(racing.complete(slow.keyHash(), slow.leaseUntil(), real, expiresAt))
+                .isTrue());
+
+        assertThatThrownBy(() -> operator.resolveExecuted("Orders.create", "ORDER:2", "by hand",
+                ResultType.of(String.class), Duration.ofDays(1)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("resolveExecuted: operation Orders.create key 'ORDER:2' changed since it was"
+                        + " read as IN_FLIGHT");
+        IdempotencyRecord kept = racing.find(slow.keyHash()).orElseThrow();
+        assertThat(kept.status()).isEqualTo(Status.COMPLETED);
+        assertThat(kept.result()).isEqualTo(real);
+
+        ClaimRequest slower = claimAt("ORDER:3", clock.instant());
+        racing.claim(slower);
+        clock.advance(Duration.ofMinutes(1));
+        racing.afterFind.add(() -> racing.complete(slower.keyHash(), slower.leaseUntil(), real, expiresAt));
+        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:3"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("changed since it was read");
+        assertThat(racing.find(slower.keyHash()).orElseThrow().result()).as("the real outcome is not deleted")
+                .isEqualTo(real);
+    }
+
+    @Test
+    void evictDeletesWhateverIsThereEvenIfItChangedAfterTheRead() {
+        RacingStore racing = new RacingStore();
+        IdempotencyAdmin operator = IdempotencyAdmin.builder(racing).clock(clock).build();
+        ClaimRequest first = claimAt("ORDER:4", clock.instant());
+        racing.claim(first);
+        clock.advance(Duration.ofMinutes(1));
+        IdempotencyRecord stale = racing.find(first.keyHash()).orElseThrow();
+        racing.afterFind.add(() -> racing.takeOver(claimAt("ORDER:4", clock.instant()), stale));
+
+        assertThat(operator.evict("Orders.create", "ORDER:4")).isTrue();
+        assertThat(racing.find(first.keyHash())).isEmpty();
+        assertThat(operator.evict("Orders.create", "ORDER:4")).isFalse();
     }
 }

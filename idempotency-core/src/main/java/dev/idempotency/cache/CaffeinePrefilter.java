@@ -187,10 +187,10 @@ public final class CaffeinePrefilter implements IdempotencyStore {
 
     /** Resolves in the store and forgets the key here; the next claim reads the operator's decision. */
     @Override
-    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
-        ByteBuffer id = id(keyHash);
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+        ByteBuffer id = id(observed.keyHash());
         try {
-            return store.resolve(keyHash, result, expiresAt);
+            return store.resolve(observed, result, expiresAt);
         } finally {
             changed(id);
         }

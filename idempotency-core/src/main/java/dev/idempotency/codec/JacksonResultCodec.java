@@ -3,8 +3,11 @@ package dev.idempotency.codec;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import dev.idempotency.IdempotencyReplayException;
+import dev.idempotency.codec.AllowListTyping.UnlistedTypeException;
 import dev.idempotency.internal.UnreplayableTypes;
+import java.lang.reflect.Field;
 import java.lang.reflect.GenericArrayType;
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
@@ -19,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
@@ -52,6 +56,15 @@ import tools.jackson.databind.jsontype.NamedType;
  * allow-listed classes only. Without an allow-listed subtype, {@link #checkReplayable} refuses such a declared type
  * when the method is first seen.
  *
+ * <p><b>At every depth.</b> The allow-list applies wherever a type id is written or read, not only to the returned
+ * value: list and set elements, array elements, map values, the content of an {@code Optional}, record components
+ * and bean properties. {@link #encode} refuses a value holding a class off the allow-list in such a place (with an
+ * {@link IdempotencyReplayException} naming the class and where it is), so nothing is recorded; {@link #decode}
+ * refuses an id of no allow-listed class, whichever {@code @JsonSubTypes} or sealed {@code permits} list names it,
+ * without loading it. A declared type holding an interface or abstract class with no type id (an interface-typed
+ * property none of whose implementations is allow-listed) is read back before it is recorded, and refused if that
+ * fails.
+ *
  * <p>Immutable and thread-safe.
  */
 public final class JacksonResultCodec implements ResultCodec {
@@ -61,10 +74,14 @@ public final class JacksonResultCodec implements ResultCodec {
 
     private final JsonMapper mapper;
     private final Set<Class<?>> allowed;
+    private final Set<Class<?>> typedSupertypes;
+    /** Per declared type: whether it holds an abstract type without type ids, so that a recording is read back. */
+    private final Map<Type, Boolean> readBackOnRecord = new ConcurrentHashMap<>();
 
-    private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed) {
+    private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed, Set<Class<?>> typedSupertypes) {
         this.mapper = mapper;
         this.allowed = allowed;
+        this.typedSupertypes = typedSupertypes;
     }
 
     /** A codec on the strict {@link #defaultMapper()}, with no allow-listed subtypes. */
@@ -199,11 +216,129 @@ public final class JacksonResultCodec implements ResultCodec {
                         + ": its class " + value.getClass().getName() + " is not on the codec's allow-list of"
                         + " subtypes, so it could not be replayed");
             }
-            return mapper.writerFor(type).writeValueAsBytes(value);
+            byte[] data = mapper.writerFor(type).writeValueAsBytes(value);
+            if (mayNotReadBack(declaredType, type)) {
+                refuseUnreadable(data, declaredType);
+            }
+            return data;
+        } catch (UnlistedTypeException e) {
+            throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
+                    + ": " + e.getOriginalMessage() + at(e), e);
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
-                    + " as JSON: " + e.getOriginalMessage(), e);
+                    + " as JSON: " + e.getOriginalMessage() + at(e), e);
         }
+    }
+
+    private static String at(JacksonException e) {
+        return e.getPath().isEmpty() ? "" : " (at " + e.getPathReference() + ")";
+    }
+
+    /**
+     * The safety net behind the allow-list: a value whose declared type holds, at any depth (elements, values,
+     * properties, the properties of the allow-listed subtypes), an interface or abstract class that carries no type
+     * id is read back before it is recorded. Such a property is written as its concrete class without saying which,
+     * so it can only replay if the mapper knows how to build it; when it cannot, the value is refused now, before
+     * anything is stored, rather than failing every replay for the whole ttl. Types whose subtypes carry the
+     * codec's ids are not read back: the id resolver already guarantees that what it writes it reads. Neither are
+     * plain types, the common case (reading back costs about as much as writing, and several times more for
+     * polymorphic JSON). The answer is computed once per declared type.
+     */
+    private void refuseUnreadable(byte[] data, Type declaredType) {
+        try {
+            decode(data, declaredType);
+        } catch (IdempotencyReplayException e) {
+            throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
+                    + ": it would not replay, because reading it back fails: " + e.getMessage(), e);
+        }
+    }
+
+    private boolean mayNotReadBack(Type declaredType, JavaType type) {
+        Boolean known = readBackOnRecord.get(declaredType);
+        if (known == null) {
+            known = holdsUntypedAbstractType(type, new HashSet<>());
+            readBackOnRecord.putIfAbsent(declaredType, known);
+        }
+        return known;
+    }
+
+    private boolean holdsUntypedAbstractType(@Nullable JavaType t, Set<JavaType> seen) {
+        if (t == null || !seen.add(t)) {
+            return false;
+        }
+        Class<?> raw = t.getRawClass();
+        if (raw.isPrimitive() || raw.isEnum() || JsonNode.class.isAssignableFrom(raw)) {
+            return false;
+        }
+        if (t.isArrayType()) {
+            return holdsUntypedAbstractType(t.getContentType(), seen);
+        }
+        boolean container = t.isContainerType() || t.isReferenceType();
+        if (!container && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))) {
+            if (!carriesTypeIds(raw)) {
+                return true;
+            }
+            for (Class<?> sub : allowed) {
+                if (raw.isAssignableFrom(sub)
+                        && holdsUntypedAbstractType(mapper.getTypeFactory().constructType(sub), seen)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+        for (int i = 0; i < t.containedTypeCount(); i++) {
+            if (holdsUntypedAbstractType(t.containedType(i), seen)) {
+                return true;
+            }
+        }
+        if (container || isJdk(raw)) {
+            return false;
+        }
+        // a class of the application: the types of its properties (fields, record components, getters)
+        for (JavaType c = t; c != null && !isJdk(c.getRawClass()); c = c.getSuperClass()) {
+            Class<?> k = c.getRawClass();
+            for (Field f : k.getDeclaredFields()) {
+                if (!Modifier.isStatic(f.getModifiers()) && !Modifier.isTransient(f.getModifiers())
+                        && holdsUntypedAbstractType(member(f.getGenericType(), c), seen)) {
+                    return true;
+                }
+            }
+            for (Method m : k.getDeclaredMethods()) {
+                if (!Modifier.isStatic(m.getModifiers()) && m.getParameterCount() == 0
+                        && m.getReturnType() != void.class && !m.isSynthetic()
+                        && (m.getName().startsWith("get") || m.getName().startsWith("is"))
+                        && holdsUntypedAbstractType(member(m.getGenericReturnType(), c), seen)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private JavaType member(Type type, JavaType owner) {
+        return mapper.getTypeFactory().resolveMemberType(type, owner.getBindings());
+    }
+
+    /** Whether Jackson writes type ids for this class: it or a supertype carries an id-writing {@code @JsonTypeInfo}. */
+    private boolean carriesTypeIds(Class<?> raw) {
+        Deque<Class<?>> todo = new ArrayDeque<>();
+        todo.add(raw);
+        while (!todo.isEmpty()) {
+            Class<?> c = todo.poll();
+            JsonTypeInfo info = c.getAnnotation(JsonTypeInfo.class);
+            if (info != null) {
+                // DEDUCTION writes no id for the allow-list to check: such a type is read back instead
+                return info.use() != JsonTypeInfo.Id.DEDUCTION && info.use() != JsonTypeInfo.Id.NONE;
+            }
+            if (typedSupertypes.contains(c)) {
+                return true;
+            }
+            if (c.getSuperclass() != null && c.getSuperclass() != Object.class) {
+                todo.add(c.getSuperclass());
+            }
+            todo.addAll(java.util.List.of(c.getInterfaces()));
+        }
+        return false;
     }
 
     private static boolean isPolymorphic(Class<?> raw) {
@@ -225,7 +360,7 @@ public final class JacksonResultCodec implements ResultCodec {
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("the recorded result cannot be read back as "
                     + declaredType.getTypeName() + " (was the row changed, or the type since?): "
-                    + e.getOriginalMessage(), e);
+                    + e.getOriginalMessage() + at(e), e);
         }
         if (value == null && type.isPrimitive()) {
             throw new IdempotencyReplayException("the recorded result is null, which the primitive return type "
@@ -304,14 +439,16 @@ public final class JacksonResultCodec implements ResultCodec {
                     .build();
             var b = base.rebuild()
                     .deactivateDefaultTyping()
-                    .polymorphicTypeValidator(ptv);
-            for (Class<?> base0 : abstractSupertypes(allowed)) {
+                    .polymorphicTypeValidator(ptv)
+                    .addModule(new AllowListTyping(named).module());
+            Set<Class<?>> supertypes = abstractSupertypes(allowed);
+            for (Class<?> base0 : supertypes) {
                 if (!base0.isAnnotationPresent(JsonTypeInfo.class)) {
                     b.addMixIn(base0, LogicalTypeName.class);
                 }
             }
             named.forEach((name, type) -> b.registerSubtypes(new NamedType(type, name)));
-            return new JacksonResultCodec(b.build(), allowed);
+            return new JacksonResultCodec(b.build(), allowed, supertypes);
         }
 
         /** The application's interfaces and abstract classes above the allow-listed classes. */

@@ -67,12 +67,17 @@ public interface IdempotencyStore {
     boolean markNeedsReview(byte[] keyHash, Instant leaseUntil);
 
     /**
-     * An operator's decision for a record, whatever its status: with a result, it becomes {@code COMPLETED} with that
-     * result until {@code expiresAt}; with none, it is deleted (released) so that the next call runs.
+     * An operator's decision for the record {@code observed}, applied only if the stored record is still exactly in
+     * the observed state (same status, lease and expiry, as {@link #takeOver} compares them): with a result, it
+     * becomes {@code COMPLETED} with that result until {@code expiresAt}; with none, it is deleted (released) so that
+     * the next call runs. A record that changed since it was observed (taken over by a new attempt, completed by a
+     * slow owner, resolved by another operator) is left untouched: the operator's decision was about a state that
+     * no longer exists, and applying it could delete a live claim or a real outcome.
      *
-     * @return false if there is no record for the key hash
+     * @param observed the record as the operator saw it (from {@link #find})
+     * @return false if the record is no longer in the observed state, or is gone
      */
-    boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt);
+    boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt);
 
     /**
      * Deletes up to {@code batchSize} {@code COMPLETED} records that expired at or before {@code now}; never an

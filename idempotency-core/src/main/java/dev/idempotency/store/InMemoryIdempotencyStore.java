@@ -84,9 +84,14 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+        Objects.requireNonNull(observed, "observed");
+        Objects.requireNonNull(expiresAt, "expiresAt");
         AtomicBoolean done = new AtomicBoolean();
-        records.computeIfPresent(id(keyHash), (k, r) -> {
+        records.computeIfPresent(id(observed.keyHash()), (k, r) -> {
+            if (!sameState(r, observed)) {
+                return r;
+            }
             done.set(true);
             return result == null ? null : r.with(Status.COMPLETED, result.clone(), null, expiresAt);
         });

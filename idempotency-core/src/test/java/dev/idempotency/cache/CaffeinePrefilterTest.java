@@ -293,12 +293,14 @@ class CaffeinePrefilterTest {
         call(executor, "K1", "a");
         assertThat(prefilter.isCached(hash("K1"))).isTrue();
 
-        assertThat(prefilter.resolve(hash("K1"), null, clock.instant())).isTrue(); // evict the key
+        IdempotencyRecord completed = prefilter.find(hash("K1")).orElseThrow();
+        assertThat(prefilter.resolve(completed, null, clock.instant())).isTrue(); // evict the key
         assertThat(prefilter.isCached(hash("K1"))).isFalse();
         assertThat(call(executor, "K1", "a")).isEqualTo("order-2");
 
         byte[] decided = "\"order-by-operator\"".getBytes(StandardCharsets.UTF_8);
-        prefilter.resolve(hash("K1"), decided, clock.instant().plus(Duration.ofHours(1)));
+        prefilter.resolve(prefilter.find(hash("K1")).orElseThrow(), decided,
+                clock.instant().plus(Duration.ofHours(1)));
         assertThat(call(executor, "K1", "a")).isEqualTo("order-by-operator");
     }
 
@@ -313,7 +315,7 @@ class CaffeinePrefilterTest {
             @Override
             public ClaimResult claim(ClaimRequest request) {
                 ClaimResult old = super.claim(request);
-                self[0].resolve(request.keyHash(), null, request.now()); // concurrently, an operator evicts
+                self[0].resolve(old.record(), null, request.now()); // concurrently, an operator evicts
                 return old;
             }
         };
@@ -364,7 +366,7 @@ class CaffeinePrefilterTest {
             if (r.isAcquired() && tx.isTransactionActive()) {
                 tx.afterCompletion(committed -> {
                     if (!committed) {
-                        rows.resolve(request.keyHash(), null, request.now());
+                        rows.find(request.keyHash()).ifPresent(row -> rows.resolve(row, null, request.now()));
                     }
                 });
                 return ClaimResult.acquired(true);
@@ -398,8 +400,8 @@ class CaffeinePrefilterTest {
         }
 
         @Override
-        public boolean resolve(byte[] keyHash, byte[] result, Instant expiresAt) {
-            return rows.resolve(keyHash, result, expiresAt);
+        public boolean resolve(IdempotencyRecord observed, byte[] result, Instant expiresAt) {
+            return rows.resolve(observed, result, expiresAt);
         }
 
         @Override

@@ -107,9 +107,9 @@ final class TestSupport {
         }
 
         @Override
-        public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
+        public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
             count("resolve");
-            return store.resolve(keyHash, result, expiresAt);
+            return store.resolve(observed, result, expiresAt);
         }
 
         @Override

@@ -76,7 +76,8 @@ public abstract class AbstractReplayFidelityTest {
     /** The codec of the suite: the default mapper and the allow-list of the abstract result types below. */
     public static JacksonResultCodec codec() {
         return JacksonResultCodec.builder()
-                .allowSubtypes(Card.class, Transfer.class, Dog.class, Circle.class, TaggedValue.class)
+                .allowSubtypes(Card.class, Transfer.class, Dog.class, Circle.class, TaggedValue.class,
+                        ReplayModel.Accepted.class)
                 .build();
     }
 
@@ -231,7 +232,21 @@ public abstract class AbstractReplayFidelityTest {
                 of("interface annotated with class-name type ids, allow-listed", Tagged.class,
                         () -> new TaggedValue("v")),
                 of("Map<String, Shape>", type(new ResultType<Map<String, Shape>>() { }),
-                        () -> new LinkedHashMap<>(Map.of("c", new Circle(2.0)))));
+                        () -> new LinkedHashMap<>(Map.of("c", new Circle(2.0)))),
+                // allow-listed subtypes inside the value: elements, values, arrays, optionals, record components
+                of("Map<String, Payment>", type(new ResultType<Map<String, Payment>>() { }),
+                        () -> new LinkedHashMap<>(Map.of("c", new Card("4242", TEN), "t", new Transfer("DE89", TEN)))),
+                of("Optional<Payment>", type(new ResultType<Optional<Payment>>() { }),
+                        () -> Optional.of(new Transfer("DE89", TEN)),
+                        r -> assertThat(((Optional<?>) r).get()).isInstanceOf(Transfer.class)),
+                of("Payment[]", ReplayModel.Payment[].class,
+                        () -> new Payment[] {new Card("4242", TEN), new Transfer("FR76", null)}),
+                of("List<Outcome> (sealed, one subtype allow-listed)",
+                        type(new ResultType<List<ReplayModel.Outcome>>() { }),
+                        () -> List.of(new ReplayModel.Accepted("a"), new ReplayModel.Accepted("b"))),
+                of("record with a sealed-typed component", ReplayModel.Verdict.class,
+                        () -> new ReplayModel.Verdict("v-1", new ReplayModel.Accepted("a")),
+                        r -> assertThat(((ReplayModel.Verdict) r).outcome()).isInstanceOf(ReplayModel.Accepted.class)));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -11,17 +11,21 @@ import dev.idempotency.IdempotentOperation;
 import dev.idempotency.ResultType;
 import dev.idempotency.Tier;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.replay.ReplayModel.Accepted;
 import dev.idempotency.replay.ReplayModel.Card;
 import dev.idempotency.replay.ReplayModel.Circle;
 import dev.idempotency.replay.ReplayModel.InsufficientFundsException;
 import dev.idempotency.replay.ReplayModel.Money;
 import dev.idempotency.replay.ReplayModel.Order;
+import dev.idempotency.replay.ReplayModel.Outcome;
 import dev.idempotency.replay.ReplayModel.Payment;
 import dev.idempotency.replay.ReplayModel.Probe;
 import dev.idempotency.replay.ReplayModel.ProbeException;
+import dev.idempotency.replay.ReplayModel.ProbeOutcome;
 import dev.idempotency.replay.ReplayModel.Shape;
 import dev.idempotency.replay.ReplayModel.Tagged;
 import dev.idempotency.replay.ReplayModel.TaggedValue;
+import dev.idempotency.replay.ReplayModel.Verdict;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import java.io.ByteArrayOutputStream;
@@ -31,6 +35,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
@@ -93,6 +98,9 @@ public abstract class AbstractTamperedRowTest {
     static Stream<Tampering> tamperings() {
         Type mapOfMoney = new ResultType<Map<String, Money>>() { }.type();
         Type listOfOrders = new ResultType<List<Order>>() { }.type();
+        Type listOfOutcomes = new ResultType<List<Outcome>>() { }.type();
+        Type mapOfOutcomes = new ResultType<Map<String, Outcome>>() { }.type();
+        Type optionalOutcome = new ResultType<Optional<Outcome>>() { }.type();
         return Stream.of(
                 // other JSON
                 of("other JSON: a missing property", Order.class, ORDER, "{\"id\":\"o-1\"}"),
@@ -131,6 +139,24 @@ public abstract class AbstractTamperedRowTest {
                         new TaggedValue("v"), "{\"@class\":\"" + PROBE + "\"}"),
                 of("a type whose annotation takes class names: java.net.URL", Tagged.class,
                         new TaggedValue("v"), "{\"@class\":\"java.net.URL\",\"value\":\"http://x\"}"),
+                // an unlisted subtype inside the value: Jackson alone takes a sealed type's permitted subclasses as
+                // subtypes, under their default ids
+                of("a sealed type: a permitted but unlisted subclass", Outcome.class, new Accepted("a"),
+                        "{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}"),
+                of("a sealed type in a list: a permitted but unlisted subclass", listOfOutcomes,
+                        List.of(new Accepted("a")),
+                        "[{\"@type\":\"Accepted\",\"id\":\"a\"},"
+                                + "{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}]"),
+                of("a sealed type as a map value: a permitted but unlisted subclass", mapOfOutcomes,
+                        Map.of("x", new Accepted("a")),
+                        "{\"x\":{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}}"),
+                of("a sealed type in an optional: a permitted but unlisted subclass", optionalOutcome,
+                        Optional.of(new Accepted("a")), "{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}"),
+                of("a sealed type in an array: a permitted but unlisted subclass", Outcome[].class,
+                        new Outcome[] {new Accepted("a")}, "[{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}]"),
+                of("a sealed record component: a permitted but unlisted subclass", Verdict.class,
+                        new Verdict("v", new Accepted("a")),
+                        "{\"id\":\"v\",\"outcome\":{\"@type\":\"ReplayModel$ProbeOutcome\",\"id\":\"b\"}}"),
                 // recorded exceptions
                 of("an exception row naming an undeclared exception", Money.class, TEN,
                         exceptionRow("{\"exception\":\"" + PROBE_EXCEPTION + "\",\"message\":\"boom\"}")),
@@ -161,10 +187,12 @@ public abstract class AbstractTamperedRowTest {
             return t.original();
         });
         byte[] keyHash = Keys.hash(op.name(), "", Keys.normalize(key));
-        assertThat(store.resolve(keyHash, t.tampered(), Instant.now().plus(Duration.ofDays(1)))).isTrue();
+        IdempotencyRecord original = store.find(keyHash).orElseThrow();
+        assertThat(store.resolve(original, t.tampered(), Instant.now().plus(Duration.ofDays(1)))).isTrue();
         IdempotencyRecord tampered = store.find(keyHash).orElseThrow();
         Probe.INSTANCES.set(0);
         ProbeException.INSTANCES.set(0);
+        ProbeOutcome.INSTANCES.set(0);
         outcomes.clear();
 
         assertThatThrownBy(() -> executor.execute(op, key, args, () -> {
@@ -179,6 +207,7 @@ public abstract class AbstractTamperedRowTest {
         assertThat(store.find(keyHash)).as("the row is left for an operator to see").contains(tampered);
         assertThat(Probe.INSTANCES).as("no probe was instantiated").hasValue(0);
         assertThat(ProbeException.INSTANCES).as("no probe exception was instantiated").hasValue(0);
+        assertThat(ProbeOutcome.INSTANCES).as("no unlisted permitted subclass was instantiated").hasValue(0);
         assertThat(outcomes).containsExactly(IdempotencyEvent.Outcome.FAILED);
     }
 

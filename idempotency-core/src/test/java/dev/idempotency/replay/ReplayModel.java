@@ -109,6 +109,25 @@ public final class ReplayModel {
 
     public record Transfer(String iban, Money amount) implements Payment { }
 
+    /**
+     * A sealed interface with one allow-listed record and one permitted subclass that is never allow-listed and
+     * counts its instantiations: Jackson itself would accept the permitted subclasses of a sealed type as subtypes.
+     */
+    public sealed interface Outcome permits Accepted, ProbeOutcome { }
+
+    public record Accepted(String id) implements Outcome { }
+
+    public record ProbeOutcome(String id) implements Outcome {
+        public static final AtomicInteger INSTANCES = new AtomicInteger();
+
+        public ProbeOutcome {
+            INSTANCES.incrementAndGet();
+        }
+    }
+
+    /** A record with a component of a sealed type: the subtype is chosen inside the value, not at its top. */
+    public record Verdict(String id, Outcome outcome) { }
+
     /** An abstract class with one allow-listed subclass. */
     public abstract static class Animal {
         private String name;

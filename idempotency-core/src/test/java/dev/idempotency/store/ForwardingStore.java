@@ -44,8 +44,8 @@ public class ForwardingStore implements IdempotencyStore {
     }
 
     @Override
-    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
-        return delegate.resolve(keyHash, result, expiresAt);
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+        return delegate.resolve(observed, result, expiresAt);
     }
 
     @Override

@@ -8,14 +8,15 @@ import java.time.Duration;
 /**
  * H2 2.x. A duplicate INSERT fails with SQLState 23505 without harming the transaction (H2 rolls back only the
  * statement), so the claim is a plain INSERT whose duplicate-key error, and only that one, means "the key exists".
- * The lock wait is H2's session setting {@code LOCK_TIMEOUT}, which H2 does not let a session read back: it is put
- * back to H2's default, {@value #H2_DEFAULT_LOCK_TIMEOUT_MILLIS} ms, after each claim.
+ * The lock wait is H2's session setting {@code LOCK_TIMEOUT}: the session's own value is read first (H2 shows it in
+ * no {@code INFORMATION_SCHEMA} table, so it is read from the embedded engine's session, see {@link H2Sessions}) and
+ * put back exactly after each claim, so that a pooled session keeps its {@code ;LOCK_TIMEOUT=} of the URL. A remote
+ * (TCP server) session cannot tell its value: it gets H2's default back, 2,000 ms.
  */
 final class H2Dialect extends JdbcDialect {
 
     static final H2Dialect INSTANCE = new H2Dialect();
 
-    static final int H2_DEFAULT_LOCK_TIMEOUT_MILLIS = 1000;
     private static final String DUPLICATE_KEY = "23505";
     private static final int LOCK_TIMEOUT_ERROR = 50200;
     private static final int CONCURRENT_UPDATE_ERROR = 90131;
@@ -28,11 +29,6 @@ final class H2Dialect extends JdbcDialect {
             INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
                                  created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
-            """,
-            """
-            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
-                   expires_at
-              FROM {table} WHERE key_hash = ?
             """,
             """
             DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? FETCH FIRST ? ROWS ONLY
@@ -54,9 +50,10 @@ final class H2Dialect extends JdbcDialect {
     @Override
     <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
             throws SQLException {
+        int previous = H2Sessions.lockTimeout(con);
         setLockTimeout(con, atLeastOneMilli(timeout));
         try {
-            return work.run();
+            return thenRestore(work, () -> setLockTimeout(con, previous));
         } catch (SQLException e) {
             if (e.getErrorCode() == LOCK_TIMEOUT_ERROR) {
                 throw new LockTimeout(e);
@@ -65,8 +62,6 @@ final class H2Dialect extends JdbcDialect {
                 throw new SerializationConflict(e);
             }
             throw e;
-        } finally {
-            setLockTimeout(con, H2_DEFAULT_LOCK_TIMEOUT_MILLIS);
         }
     }
 

@@ -122,17 +122,9 @@ public abstract class JdbcDialect {
      */
     abstract boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException;
 
-    /**
-     * The statement that reads a row after a conflicting insert: it must see the latest committed version (a locking
-     * read where the isolation level would otherwise show an older snapshot).
-     */
-    String selectAfterConflict(Statements sql) {
-        return sql.select();
-    }
-
-    /** Whether a failure in the caller's transaction on this database aborts that transaction (PostgreSQL). */
-    boolean failureAbortsTransaction() {
-        return false;
+    /** How a null timestamp is bound (where a statement compares a nullable timestamp null-safely). */
+    int nullTimestampType() {
+        return java.sql.Types.TIMESTAMP_WITH_TIMEZONE;
     }
 
     // ---- shared pieces -----------------------------------------------------------------------------------------------
@@ -141,6 +133,33 @@ public abstract class JdbcDialect {
     @FunctionalInterface
     interface SqlWork<T> {
         T run() throws SQLException;
+    }
+
+    /** Puts a session setting back. */
+    @FunctionalInterface
+    interface SqlAction {
+        void run() throws SQLException;
+    }
+
+    /**
+     * Runs {@code work}, then {@code restore}, whether the work failed or not. A failing restore never replaces the
+     * work's own failure (a lock timeout must stay a lock timeout): it is attached to it as suppressed. When the work
+     * succeeded, the restore's failure is thrown.
+     */
+    static <T> T thenRestore(SqlWork<T> work, SqlAction restore) throws SQLException {
+        T result;
+        try {
+            result = work.run();
+        } catch (Throwable primary) {
+            try {
+                restore.run();
+            } catch (SQLException | RuntimeException restoreFailure) {
+                primary.addSuppressed(restoreFailure);
+            }
+            throw primary;
+        }
+        restore.run();
+        return result;
     }
 
     /** Binds the parameters of a prepared statement. */
@@ -154,7 +173,7 @@ public abstract class JdbcDialect {
         private static final long serialVersionUID = 1L;
 
         LockTimeout(SQLException cause) {
-            super(cause.getMessage(), cause, false, false);
+            super(cause.getMessage(), cause, true, false);
         }
     }
 
@@ -163,7 +182,7 @@ public abstract class JdbcDialect {
         private static final long serialVersionUID = 1L;
 
         SerializationConflict(SQLException cause) {
-            super(cause.getMessage(), cause, false, false);
+            super(cause.getMessage(), cause, true, false);
         }
     }
 

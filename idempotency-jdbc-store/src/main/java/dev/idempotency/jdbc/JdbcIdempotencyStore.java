@@ -60,6 +60,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     /** The table name used unless {@link Builder#tableName(String)} says otherwise. */
     public static final String DEFAULT_TABLE_NAME = "idempotency_record";
 
+    private static final System.Logger LOG = System.getLogger(JdbcIdempotencyStore.class.getName());
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
     private static final int CONFLICT_ATTEMPTS = 10;
     private static final int LOCAL_RETRIES = 3;
@@ -152,13 +153,29 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                         return insertOrRead(con, rs, r, inTransaction);
                     }));
         } catch (LockTimeout e) {
+            logRestoreFailures(task, e);
             return ClaimResult.lockTimeout();
         } catch (SerializationConflict e) {
-            throw new IdempotencyInProgressException(r.operation(), r.key(), "idempotency key '" + r.key()
-                    + "' of operation " + r.operation() + " was written by a concurrent transaction that this "
-                    + "transaction cannot see (it committed after this transaction's snapshot under REPEATABLE READ "
-                    + "or SERIALIZABLE isolation, or the database chose this transaction as a deadlock victim); "
-                    + "retry the call in a new transaction to get its outcome", e.getCause());
+            IdempotencyInProgressException busy = new IdempotencyInProgressException(r.operation(), r.key(),
+                    "idempotency key '" + r.key() + "' of operation " + r.operation() + " was written by a "
+                    + "concurrent transaction that this transaction cannot see (it committed after this "
+                    + "transaction's snapshot under REPEATABLE READ or SERIALIZABLE isolation, or the database chose "
+                    + "this transaction as a deadlock victim); retry the call in a new transaction to get its outcome",
+                    e.getCause());
+            for (Throwable restoreFailure : e.getSuppressed()) {
+                busy.addSuppressed(restoreFailure);
+            }
+            throw busy;
+        }
+    }
+
+    /** A lock timeout is an answer, not a failure; a session setting that could not be put back is still told. */
+    private void logRestoreFailures(String task, LockTimeout e) {
+        for (Throwable t : new Throwable[] {e, e.getCause()}) {
+            for (Throwable restoreFailure : t == null ? new Throwable[0] : t.getSuppressed()) {
+                LOG.log(System.Logger.Level.WARNING, "JdbcIdempotencyStore." + task + " on table " + tableName
+                        + ": after a lock timeout, a session setting could not be put back", restoreFailure);
+            }
         }
     }
 
@@ -169,7 +186,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             if (rs.dialect().insertClaim(con, rs.sql(), ps -> bindClaim(ps, r))) {
                 return ClaimResult.acquired(inTransaction);
             }
-            Optional<IdempotencyRecord> holder = query(con, rs.dialect().selectAfterConflict(rs.sql()), r.keyHash());
+            Optional<IdempotencyRecord> holder = query(con, rs.sql().selectLatest(), r.keyHash());
             if (holder.isPresent()) {
                 return ClaimResult.existing(holder.get());
             }
@@ -258,17 +275,33 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
-    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
-        Objects.requireNonNull(keyHash, "keyHash");
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+        Objects.requireNonNull(observed, "observed");
         Objects.requireNonNull(expiresAt, "expiresAt");
         Resolved rs = resolve();
+        JdbcDialect d = rs.dialect();
+        // conditional on the observed state, as takeOver is: a claim taken over or completed meanwhile is kept
         return execute("resolve", false, (con, tx) -> result == null
-                ? update(con, rs.sql().delete(), ps -> ps.setBytes(1, keyHash)) == 1
+                ? update(con, rs.sql().resolveDelete(), ps -> bindObserved(ps, 1, d, observed)) == 1
                 : update(con, rs.sql().resolveWithResult(), ps -> {
                     ps.setBytes(1, result);
-                    ps.setObject(2, rs.dialect().timestamp(expiresAt));
-                    ps.setBytes(3, keyHash);
+                    ps.setObject(2, d.timestamp(expiresAt));
+                    bindObserved(ps, 3, d, observed);
                 }) == 1);
+    }
+
+    /** Binds key_hash, status, lease_until (possibly null) and expires_at of an observed record from {@code first}. */
+    private static void bindObserved(PreparedStatement ps, int first, JdbcDialect d, IdempotencyRecord observed)
+            throws SQLException {
+        ps.setBytes(first, observed.keyHash());
+        ps.setString(first + 1, observed.status().name());
+        Instant lease = observed.leaseUntil();
+        if (lease == null) {
+            ps.setNull(first + 2, d.nullTimestampType());
+        } else {
+            ps.setObject(first + 2, d.timestamp(lease));
+        }
+        ps.setObject(first + 3, d.timestamp(observed.expiresAt()));
     }
 
     @Override
@@ -333,9 +366,15 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         if (autoCommit && !atomic) {
             return work.run(con, false);
         }
-        if (autoCommit) {
-            con.setAutoCommit(false);
+        if (!autoCommit) {
+            return inLocalTransaction(con, work);
         }
+        con.setAutoCommit(false);
+        // putting auto-commit back must not replace the work's own failure (a lock timeout, a conflict)
+        return JdbcDialect.thenRestore(() -> inLocalTransaction(con, work), () -> con.setAutoCommit(true));
+    }
+
+    private static <T> T inLocalTransaction(Connection con, ConnectionWork<T> work) throws SQLException {
         try {
             T result = work.run(con, false);
             con.commit();
@@ -347,10 +386,6 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                 e.addSuppressed(suppressed);
             }
             throw e;
-        } finally {
-            if (autoCommit) {
-                con.setAutoCommit(true);
-            }
         }
     }
 

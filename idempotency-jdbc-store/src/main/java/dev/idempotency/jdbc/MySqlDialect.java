@@ -61,7 +61,9 @@ final class MySqlDialect extends JdbcDialect {
             // than deadlock; completed rows only
             """
             DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? ORDER BY expires_at LIMIT ?
-            """);
+            """,
+            // MySQL and MariaDB have no IS NOT DISTINCT FROM
+            "<=>");
 
     private MySqlDialect() {
     }
@@ -82,14 +84,14 @@ final class MySqlDialect extends JdbcDialect {
     }
 
     @Override
-    @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
-        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
-        return t == null ? null : t.toInstant(ZoneOffset.UTC);
+    int nullTimestampType() {
+        return java.sql.Types.TIMESTAMP;
     }
 
     @Override
-    String selectAfterConflict(Statements sql) {
-        return sql.selectLatest();
+    @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
+        LocalDateTime t = rs.getObject(column, LocalDateTime.class);
+        return t == null ? null : t.toInstant(ZoneOffset.UTC);
     }
 
     @Override
@@ -101,12 +103,12 @@ final class MySqlDialect extends JdbcDialect {
             previous = rs.getLong(1);
         }
         long seconds = atLeastOneSecond(timeout);
-        boolean change = seconds != previous;
-        if (change) {
-            setLockTimeout(con, seconds);
-        }
         try {
-            return work.run();
+            if (seconds == previous) {
+                return work.run();
+            }
+            setLockTimeout(con, seconds);
+            return thenRestore(work, () -> setLockTimeout(con, previous));
         } catch (SQLException e) {
             if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
                 throw new LockTimeout(e);
@@ -116,10 +118,6 @@ final class MySqlDialect extends JdbcDialect {
                 throw new SerializationConflict(e);
             }
             throw e;
-        } finally {
-            if (change) {
-                setLockTimeout(con, previous);
-            }
         }
     }
 

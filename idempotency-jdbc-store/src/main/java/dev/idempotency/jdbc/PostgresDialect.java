@@ -26,6 +26,9 @@ final class PostgresDialect extends JdbcDialect {
     private static final String SHOW_LOCK_TIMEOUT = "SELECT current_setting('lock_timeout')";
     private static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
 
+    // the read after a conflict is the shared plain SELECT: under READ COMMITTED a new statement sees the row that
+    // made the insert do nothing; under REPEATABLE READ such a row committed after the snapshot makes the insert
+    // itself fail (40001), never that read
     private static final Statements STATEMENTS = Statements.standard(
             // ON CONFLICT DO NOTHING: a duplicate is no error, so the caller's transaction is never aborted by one;
             // it still waits for an uncommitted conflicting row, then inserts (that transaction rolled back) or not
@@ -34,13 +37,6 @@ final class PostgresDialect extends JdbcDialect {
                                  created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
             ON CONFLICT (key_hash) DO NOTHING
-            """,
-            // READ COMMITTED: a new statement sees the row that made the insert do nothing. Under REPEATABLE READ
-            // such a row committed after the snapshot makes the insert itself fail (40001), never this read
-            """
-            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
-                   expires_at
-              FROM {table} WHERE key_hash = ?
             """,
             // SKIP LOCKED: nodes purging at once take disjoint batches instead of queueing on each other's rows
             """
@@ -63,11 +59,6 @@ final class PostgresDialect extends JdbcDialect {
     @Override
     Statements statements() {
         return STATEMENTS;
-    }
-
-    @Override
-    boolean failureAbortsTransaction() {
-        return true;
     }
 
     @Override

@@ -167,17 +167,22 @@ class JdbcIdempotencyStoreH2Test {
     }
 
     @Test
-    void resolveCompletesOrReleasesWhateverTheStatus() {
+    void resolveCompletesOrReleasesTheObservedRecordOnly() {
         ClaimRequest r = request("K-6", T0);
         store.claim(r);
+        IdempotencyRecord inFlight = store.find(r.keyHash()).orElseThrow();
         store.markNeedsReview(r.keyHash(), r.leaseUntil());
         Instant expires = T0.plus(Duration.ofDays(1));
-        assertThat(store.resolve(r.keyHash(), new byte[] {7}, expires)).isTrue();
-        assertThat(store.find(r.keyHash())).contains(
-                r.toInFlightRecord().with(Status.COMPLETED, new byte[] {7}, null, expires));
-        assertThat(store.resolve(r.keyHash(), null, expires)).isTrue();
+        assertThat(store.resolve(inFlight, new byte[] {7}, expires)).as("observed before the mark").isFalse();
+        IdempotencyRecord review = store.find(r.keyHash()).orElseThrow();
+        assertThat(store.resolve(review, new byte[] {7}, expires)).isTrue();
+        IdempotencyRecord completed = r.toInFlightRecord().with(Status.COMPLETED, new byte[] {7}, null, expires);
+        assertThat(store.find(r.keyHash())).contains(completed);
+        assertThat(store.resolve(review, null, expires)).as("observed before the resolve").isFalse();
+        assertThat(store.find(r.keyHash())).contains(completed);
+        assertThat(store.resolve(completed, null, expires)).isTrue();
         assertThat(store.find(r.keyHash())).isEmpty();
-        assertThat(store.resolve(r.keyHash(), null, expires)).isFalse();
+        assertThat(store.resolve(completed, null, expires)).isFalse();
     }
 
     @Test

@@ -67,9 +67,9 @@ final class RecordingStore implements IdempotencyStore {
     }
 
     @Override
-    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
         touch("resolve");
-        return delegate.resolve(keyHash, result, expiresAt);
+        return delegate.resolve(observed, result, expiresAt);
     }
 
     @Override

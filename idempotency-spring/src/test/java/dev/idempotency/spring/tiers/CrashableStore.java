@@ -64,9 +64,9 @@ final class CrashableStore implements IdempotencyStore {
     }
 
     @Override
-    public boolean resolve(byte[] keyHash, byte @Nullable [] result, Instant expiresAt) {
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
         calls.incrementAndGet();
-        return delegate.resolve(keyHash, result, expiresAt);
+        return delegate.resolve(observed, result, expiresAt);
     }
 
     @Override

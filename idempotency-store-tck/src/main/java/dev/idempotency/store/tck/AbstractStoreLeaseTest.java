@@ -106,19 +106,82 @@ public abstract class AbstractStoreLeaseTest extends AbstractStoreClaimTest {
         ClaimRequest r = request(key("resolve"));
         store.claim(r);
         store.markNeedsReview(r.keyHash(), r.leaseUntil());
+        IdempotencyRecord review = store.find(r.keyHash()).orElseThrow();
         Instant expiresAt = now().plus(Duration.ofDays(2));
-        assertThat(store.resolve(r.keyHash(), new byte[] {9, 9}, expiresAt)).isTrue();
-        assertThat(store.find(r.keyHash())).contains(
-                r.toInFlightRecord().with(Status.COMPLETED, new byte[] {9, 9}, null, expiresAt));
-        assertThat(store.resolve(r.keyHash(), null, expiresAt)).isTrue();
+        assertThat(store.resolve(review, new byte[] {9, 9}, expiresAt)).isTrue();
+        IdempotencyRecord resolved = r.toInFlightRecord().with(Status.COMPLETED, new byte[] {9, 9}, null, expiresAt);
+        assertThat(store.find(r.keyHash())).contains(resolved);
+        assertThat(store.resolve(resolved, null, expiresAt)).isTrue();
         assertThat(store.find(r.keyHash())).isEmpty();
-        assertThat(store.resolve(r.keyHash(), null, expiresAt)).isFalse();
-        assertThat(store.resolve(r.keyHash(), new byte[] {1}, expiresAt)).isFalse();
+        assertThat(store.resolve(resolved, null, expiresAt)).isFalse();
+        assertThat(store.resolve(resolved, new byte[] {1}, expiresAt)).isFalse();
+        assertThat(store.find(r.keyHash())).isEmpty();
 
         ClaimRequest inFlight = request(key("resolve-in-flight"));
         store.claim(inFlight);
-        assertThat(store.resolve(inFlight.keyHash(), null, expiresAt)).isTrue();
+        assertThat(store.resolve(inFlight.toInFlightRecord(), null, expiresAt)).isTrue();
         assertThat(store.claim(inFlight).isAcquired()).isTrue();
+    }
+
+    @Test
+    void resolveOfAStaleObservationChangesNothing() {
+        Instant expiresAt = now().plus(Duration.ofDays(2));
+        // an operator saw a stale claim; a new attempt took it over before the operator's decision landed
+        ClaimRequest crashed = request(key("resolve-taken"));
+        store.claim(crashed);
+        clock.advance(Duration.ofMinutes(1));
+        IdempotencyRecord seenStale = store.find(crashed.keyHash()).orElseThrow();
+        ClaimRequest next = request(key("resolve-taken"), "args", now());
+        assertThat(store.takeOver(next, seenStale).isAcquired()).isTrue();
+        assertThat(store.resolve(seenStale, null, expiresAt)).isFalse();
+        assertThat(store.resolve(seenStale, new byte[] {7}, expiresAt)).isFalse();
+        assertThat(store.find(crashed.keyHash())).contains(next.toInFlightRecord());
+
+        // the slow owner completed it before the operator's decision landed
+        ClaimRequest slow = request(key("resolve-completed"));
+        store.claim(slow);
+        clock.advance(Duration.ofMinutes(1));
+        IdempotencyRecord seenInFlight = store.find(slow.keyHash()).orElseThrow();
+        assertThat(store.complete(slow.keyHash(), slow.leaseUntil(), new byte[] {5}, expiresAt)).isTrue();
+        IdempotencyRecord completed = store.find(slow.keyHash()).orElseThrow();
+        assertThat(store.resolve(seenInFlight, null, expiresAt)).isFalse();
+        assertThat(store.resolve(seenInFlight, new byte[] {7}, expiresAt)).isFalse();
+        assertThat(store.find(slow.keyHash())).contains(completed);
+
+        // NEEDS_REVIEW, then resolved by another operator: a second decision on the old view does nothing
+        ClaimRequest review = request(key("resolve-twice"));
+        store.claim(review);
+        clock.advance(Duration.ofMinutes(1));
+        assertThat(store.markNeedsReview(review.keyHash(), review.leaseUntil())).isTrue();
+        IdempotencyRecord seenReview = store.find(review.keyHash()).orElseThrow();
+        assertThat(store.resolve(seenReview, new byte[] {1}, expiresAt)).isTrue();
+        assertThat(store.resolve(seenReview, null, expiresAt)).isFalse();
+        assertThat(store.find(review.keyHash()).orElseThrow().result()).containsExactly(1);
+
+        // the observation must match in status, lease and expiry, each on its own
+        ClaimRequest exact = request(key("resolve-exact"));
+        store.claim(exact);
+        IdempotencyRecord actual = store.find(exact.keyHash()).orElseThrow();
+        assertThat(store.resolve(actual.with(Status.NEEDS_REVIEW, null, actual.leaseUntil(), actual.expiresAt()),
+                null, expiresAt)).isFalse();
+        assertThat(store.resolve(actual.with(Status.IN_FLIGHT, null, actual.leaseUntil().plusMillis(1),
+                actual.expiresAt()), null, expiresAt)).isFalse();
+        assertThat(store.resolve(actual.with(Status.IN_FLIGHT, null, null, actual.expiresAt()), null, expiresAt))
+                .isFalse();
+        assertThat(store.resolve(actual.with(Status.IN_FLIGHT, null, actual.leaseUntil(),
+                actual.expiresAt().plusMillis(1)), null, expiresAt)).isFalse();
+        assertThat(store.find(exact.keyHash())).contains(actual);
+        assertThat(store.resolve(actual, null, expiresAt)).isTrue();
+
+        // an unleased observation (a completed record) against a leased row and the other way round
+        ClaimRequest done = request(key("resolve-unleased"));
+        store.claim(done);
+        assertThat(store.complete(done.keyHash(), done.leaseUntil(), new byte[] {3}, expiresAt)).isTrue();
+        IdempotencyRecord doneRecord = store.find(done.keyHash()).orElseThrow();
+        assertThat(store.resolve(doneRecord.with(Status.COMPLETED, null, done.leaseUntil(), expiresAt), null,
+                expiresAt)).isFalse();
+        assertThat(store.resolve(doneRecord, null, expiresAt)).isTrue();
+        assertThat(store.find(done.keyHash())).isEmpty();
     }
 
     @Test
@@ -153,7 +216,7 @@ public abstract class AbstractStoreLeaseTest extends AbstractStoreClaimTest {
                 () -> "never-" + runs.incrementAndGet())).isInstanceOf(IdempotencyOutcomeUnknownException.class);
         assertThat(runs).hasValue(1);
 
-        assertThat(store.resolve(irrHash, null, now())).isTrue();
+        assertThat(store.resolve(store.find(irrHash).orElseThrow(), null, now())).isTrue();
         assertThat(executor.execute(irreversible, key("crash"), args, () -> "resolved-" + runs.incrementAndGet()))
                 .isEqualTo("resolved-2");
     }
