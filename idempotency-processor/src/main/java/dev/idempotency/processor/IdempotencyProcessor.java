@@ -58,6 +58,12 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             RESILIENCE4J_RETRY);
     /** The option that names how the advice is applied: {@code proxy} (the default) or {@code aspectj}. */
     static final String WEAVING_OPTION = "idempotency.weaving";
+    /**
+     * The option that says which SpEL the run time's key resolver allows: {@code restricted} (the default, as
+     * {@code KeyResolver.create()}) or {@code open} (a {@code KeyResolver} bean allows type references, constructors
+     * or bean references, so the processor does not refuse them).
+     */
+    static final String SPEL_OPTION = "idempotency.spel";
     /** Where the inventory of idempotent operations is written, in the class output. */
     static final String OPERATIONS_JSON = "META-INF/idempotency/operations.json";
 
@@ -65,6 +71,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     private Types types;
     private Messager messager;
     private boolean aspectj;
+    private boolean openSpel;
     /** Every operation seen in this compilation, by name. */
     private final Map<String, OperationEntry> operations = new TreeMap<>();
     /** Operations whose first holder was already told it shares its name. */
@@ -72,6 +79,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     /** Final classes already reported, once each. */
     private final Set<String> finalClassesReported = new HashSet<>();
     private boolean errors;
+    /** Whether this compilation has an annotation of this processor: without one, it writes nothing. */
+    private boolean relevant;
 
     /** Called by javac through the service loader. */
     public IdempotencyProcessor() {
@@ -80,6 +89,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     @Override
     public Set<String> getSupportedAnnotationTypes() {
         Set<String> names = new LinkedHashSet<>();
+        // every type: a method that overrides an @Idempotent one without repeating it carries no annotation itself
+        names.add("*");
         names.add(IDEMPOTENT);
         names.addAll(RETRY_ANNOTATIONS);
         return names;
@@ -87,7 +98,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
 
     @Override
     public Set<String> getSupportedOptions() {
-        return Set.of(WEAVING_OPTION);
+        return Set.of(WEAVING_OPTION, SPEL_OPTION);
     }
 
     @Override
@@ -110,12 +121,22 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             error("-A" + WEAVING_OPTION + "=" + weaving + " is not understood: use proxy (the default, a Spring"
                     + " proxy applies @Idempotent) or aspectj (AspectJ weaving applies it)", null, null, null);
         }
+        String spel = env.getOptions().get(SPEL_OPTION);
+        if (spel == null || spel.equals("restricted")) {
+            openSpel = false;
+        } else if (spel.equals("open")) {
+            openSpel = true;
+        } else {
+            error("-A" + SPEL_OPTION + "=" + spel + " is not understood: use restricted (the default, as"
+                    + " KeyResolver.create()) or open (a KeyResolver bean allows type references, constructors or"
+                    + " bean references)", null, null, null);
+        }
     }
 
     @Override
     public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
         if (round.processingOver()) {
-            if (!errors) {
+            if (!errors && relevant) {
                 write();
             }
             return false;
@@ -123,7 +144,11 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         TypeElement idempotent = elements.getTypeElement(IDEMPOTENT);
         if (idempotent != null) {
             for (ExecutableElement method : ElementFilter.methodsIn(round.getElementsAnnotatedWith(idempotent))) {
+                relevant = true;
                 checkIdempotent(method);
+            }
+            for (TypeElement type : ElementFilter.typesIn(round.getRootElements())) {
+                checkOverrides(type);
             }
         }
         Set<ExecutableElement> retried = new LinkedHashSet<>();
@@ -133,6 +158,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 continue;
             }
             for (Element annotated : round.getElementsAnnotatedWith(retry)) {
+                relevant = true;
                 if (annotated.getKind() == ElementKind.METHOD) {
                     retried.add((ExecutableElement) annotated);
                 } else if (annotated.getKind().isClass() || annotated.getKind().isInterface()) {
@@ -165,11 +191,20 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             return; // javac itself reports the missing or wrong tier
         }
         String where = type.getSimpleName() + "." + method.getSimpleName();
+        if (method.getModifiers().contains(Modifier.ABSTRACT)) {
+            // the aspect reads @Idempotent on the method that runs; Java does not inherit method annotations
+            error("@Idempotent on " + where + " is never applied: it is an abstract "
+                    + (type.getKind().isInterface() ? "interface " : "") + "method, and the annotation is not"
+                    + " inherited by the method that implements it, which would run unprotected; put @Idempotent on"
+                    + " the implementing method instead", method, annotation, null);
+            return;
+        }
         String key = string(values, "key");
         String ttl = string(values, "ttl");
         String lockTimeout = string(values, "lockTimeout");
         String compensate = string(values, "compensate");
-        String operation = string(values, "operation");
+        // trimmed as the aspect trims it: "orders.create " and "orders.create" are one key space at run time
+        String operation = string(values, "operation").trim();
         String name = operation.isBlank() ? where : operation;
         List<String> parameters = new ArrayList<>();
         for (VariableElement p : method.getParameters()) {
@@ -185,7 +220,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                         + " (only READ_ONLY methods go without a key)", method, annotation, explicit.get("key"));
             }
         } else {
-            KeyCheck.check(key, parameters, where)
+            KeyCheck.check(key, parameters, where, openSpel)
                     .ifPresent(message -> error(message, method, annotation, explicit.get("key")));
         }
         checkDuration(ttl, "ttl of " + name, method, annotation, explicit.get("ttl"));
@@ -218,6 +253,51 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 reportDuplicate(first, entry);
             }
         }
+    }
+
+    /**
+     * Refuses a method of {@code type} (or of its nested types) that overrides an {@code @Idempotent} method without
+     * repeating the annotation: annotations on methods are not inherited, so the override would run unprotected.
+     */
+    private void checkOverrides(TypeElement type) {
+        for (ExecutableElement method : ElementFilter.methodsIn(type.getEnclosedElements())) {
+            Set<Modifier> modifiers = method.getModifiers();
+            if (mirror(method, IDEMPOTENT) != null || modifiers.contains(Modifier.STATIC)
+                    || modifiers.contains(Modifier.PRIVATE)) {
+                continue;
+            }
+            ExecutableElement overridden = idempotentOverridden(method, type);
+            if (overridden != null) {
+                String where = type.getSimpleName() + "." + method.getSimpleName();
+                String other = overridden.getEnclosingElement().getSimpleName() + "." + overridden.getSimpleName();
+                error(where + " overrides " + other + ", which is @Idempotent, without repeating the annotation:"
+                        + " @Idempotent is not inherited, so a call to " + where + " would run unprotected; annotate "
+                        + where + " with the @Idempotent of " + other, method, null, null);
+            }
+        }
+        for (TypeElement nested : ElementFilter.typesIn(type.getEnclosedElements())) {
+            checkOverrides(nested);
+        }
+    }
+
+    private @Nullable ExecutableElement idempotentOverridden(ExecutableElement method, TypeElement type) {
+        Set<String> seen = new HashSet<>();
+        List<TypeMirror> pending = new ArrayList<>(types.directSupertypes(type.asType()));
+        while (!pending.isEmpty()) {
+            TypeMirror supertype = pending.remove(pending.size() - 1);
+            if (!(types.asElement(supertype) instanceof TypeElement element)
+                    || !seen.add(element.getQualifiedName().toString())) {
+                continue;
+            }
+            for (ExecutableElement candidate : ElementFilter.methodsIn(element.getEnclosedElements())) {
+                if (candidate.getSimpleName().equals(method.getSimpleName()) && mirror(candidate, IDEMPOTENT) != null
+                        && elements.overrides(method, candidate, type)) {
+                    return candidate;
+                }
+            }
+            pending.addAll(types.directSupertypes(supertype));
+        }
+        return null;
     }
 
     /** At the explicit operation name, or at the method whose name made the default one. */
@@ -267,7 +347,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         TypeMirror erased = types.erasure(returned);
         String refused = null;
         for (String name : new TreeSet<>(UnreplayableTypes.NAMES)) {
-            TypeElement candidate = elements.getTypeElement(name);
+            // the list holds binary names (Flow$Publisher); javac looks types up by canonical name (Flow.Publisher)
+            TypeElement candidate = elements.getTypeElement(name.replace('$', '.'));
             if (candidate != null && types.isAssignable(erased, types.erasure(candidate.asType()))) {
                 if (types.isSameType(erased, types.erasure(candidate.asType()))) {
                     refused = name;
@@ -275,7 +356,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 }
                 // name the most specific refused supertype (InputStream rather than AutoCloseable)
                 if (refused == null || types.isAssignable(types.erasure(candidate.asType()),
-                        types.erasure(elements.getTypeElement(refused).asType()))) {
+                        types.erasure(elements.getTypeElement(refused.replace('$', '.')).asType()))) {
                     refused = name;
                 }
             }
