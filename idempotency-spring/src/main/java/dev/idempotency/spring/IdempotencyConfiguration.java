@@ -87,17 +87,24 @@ class IdempotencyConfiguration implements ImportAware {
     /**
      * Builds the default executor from the context's beans (the factory method of the bean the registrar adds).
      *
-     * @throws IllegalStateException if the context has no {@code IdempotencyStore} bean
+     * @throws IllegalStateException if the context has no {@code IdempotencyStore} bean, or several and none of them
+     *                               primary
      */
     static IdempotentExecutor defaultExecutor(ObjectProvider<IdempotencyStore> store,
             ObjectProvider<ResultCodec> codec, ObjectProvider<JsonMapper> mapper, ObjectProvider<IdempotencyScope> scope,
             ObjectProvider<ConfirmationGate> gate, ObjectProvider<IdempotencyListener> listeners,
             ObjectProvider<IdempotencyObserver> observer, ObjectProvider<Clock> clock) {
-        IdempotencyStore theStore = store.getIfAvailable();
+        IdempotencyStore theStore = store.getIfUnique();
         if (theStore == null) {
-            throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean, such as "
-                    + "JdbcIdempotencyStore.builder(dataSource).build() (or new InMemoryIdempotencyStore() in tests), "
-                    + "or an IdempotentExecutor bean of your own");
+            long count = store.stream().count();
+            if (count > 1) {
+                throw new IllegalStateException("@EnableIdempotency found " + count + " IdempotencyStore beans and "
+                        + "none is @Primary: mark the one the idempotent methods use @Primary, or declare an "
+                        + "IdempotentExecutor bean of your own");
+            }
+            throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean and there is none: "
+                    + "declare one, such as JdbcIdempotencyStore.builder(dataSource).build() (or new "
+                    + "InMemoryIdempotencyStore() in tests), or an IdempotentExecutor bean of your own");
         }
         IdempotentExecutor.Builder builder = IdempotentExecutor.builder(theStore)
                 .transactions(SpringTransactionBridge.INSTANCE);
