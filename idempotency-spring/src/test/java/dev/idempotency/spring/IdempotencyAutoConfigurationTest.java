@@ -216,6 +216,27 @@ class IdempotencyAutoConfigurationTest {
     static class EnableIdempotencyConfiguration {
     }
 
+    @Configuration(proxyBeanMethods = false)
+    static class OwnCustomizer {
+        @Bean
+        IdempotentAspectCustomizer threeDays() {
+            return aspect -> aspect.setDefaultTtl(Duration.ofDays(3));
+        }
+    }
+
+    @Test
+    void anApplicationsCustomizerOverridesTheProperties() {
+        runner.withUserConfiguration(InMemoryStoreConfiguration.class, OwnCustomizer.class)
+                .withPropertyValues("idempotency.default-ttl=7d")
+                .run(context -> {
+                    context.getBean(Greeter.class).greet("K1", "ann");
+                    IdempotencyRecord r = record(context.getBean(InMemoryIdempotencyStore.class), "Greeter.greet",
+                            "K1");
+                    assertThat(Duration.between(r.createdAt(), r.expiresAt()))
+                            .isBetween(Duration.ofDays(3), Duration.ofDays(3).plusSeconds(5));
+                });
+    }
+
     @Test
     void propertiesAreBoundAndTheDefaultsApplyWhereTheAnnotationLeavesItsOwn() {
         runner.withUserConfiguration(InMemoryStoreConfiguration.class)
