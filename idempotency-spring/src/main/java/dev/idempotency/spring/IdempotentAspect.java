@@ -34,7 +34,9 @@ import org.springframework.util.ReflectionUtils;
 /**
  * Applies {@link Idempotent} to Spring beans: evaluates the key, then lets {@link IdempotentExecutor} claim it, run the
  * method or replay its recorded result. {@code @EnableIdempotency} registers it; it works on JDK interface proxies
- * and CGLIB class proxies alike (the annotation goes on the implementation's method).
+ * and CGLIB class proxies alike. The annotation goes on the method that runs: on an interface method, or on a
+ * superclass method that a subclass overrides without repeating it, it is not seen, because Java does not inherit
+ * method annotations; {@code idempotency-processor} refuses both at compile time.
  *
  * <p><b>Ordering.</b> The aspect has {@link Ordered#LOWEST_PRECEDENCE} by default, so that it runs <em>inside</em> a
  * {@code @Transactional} on the same method: the claim of the key is written in that transaction and commits or
@@ -103,10 +105,9 @@ public class IdempotentAspect implements Ordered {
 
     private Descriptor describe(Method invoked, Class<?> targetClass) {
         Method method = AopUtils.getMostSpecificMethod(invoked, targetClass);
+        // the pointcut matched @Idempotent on this very method: an interface's or an overridden method's is not seen
+        // (see docs/spring.md), and the processor refuses both
         Idempotent ann = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
-        if (ann == null) {
-            ann = AnnotatedElementUtils.findMergedAnnotation(invoked, Idempotent.class);
-        }
         if (ann == null) {
             throw new IllegalStateException("no @Idempotent on " + signature(method));
         }
