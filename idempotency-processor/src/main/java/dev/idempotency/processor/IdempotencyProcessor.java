@@ -79,8 +79,6 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     /** Final classes already reported, once each. */
     private final Set<String> finalClassesReported = new HashSet<>();
     private boolean errors;
-    /** Whether this compilation has an annotation of this processor: without one, it writes nothing. */
-    private boolean relevant;
 
     /** Called by javac through the service loader. */
     public IdempotencyProcessor() {
@@ -89,8 +87,6 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     @Override
     public Set<String> getSupportedAnnotationTypes() {
         Set<String> names = new LinkedHashSet<>();
-        // every type: a method that overrides an @Idempotent one without repeating it carries no annotation itself
-        names.add("*");
         names.add(IDEMPOTENT);
         names.addAll(RETRY_ANNOTATIONS);
         return names;
@@ -136,7 +132,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     @Override
     public boolean process(Set<? extends TypeElement> annotations, RoundEnvironment round) {
         if (round.processingOver()) {
-            if (!errors && relevant) {
+            if (!errors) {
                 write();
             }
             return false;
@@ -144,11 +140,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         TypeElement idempotent = elements.getTypeElement(IDEMPOTENT);
         if (idempotent != null) {
             for (ExecutableElement method : ElementFilter.methodsIn(round.getElementsAnnotatedWith(idempotent))) {
-                relevant = true;
                 checkIdempotent(method);
-            }
-            for (TypeElement type : ElementFilter.typesIn(round.getRootElements())) {
-                checkOverrides(type);
             }
         }
         Set<ExecutableElement> retried = new LinkedHashSet<>();
@@ -158,7 +150,6 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 continue;
             }
             for (Element annotated : round.getElementsAnnotatedWith(retry)) {
-                relevant = true;
                 if (annotated.getKind() == ElementKind.METHOD) {
                     retried.add((ExecutableElement) annotated);
                 } else if (annotated.getKind().isClass() || annotated.getKind().isInterface()) {
@@ -191,14 +182,6 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             return; // javac itself reports the missing or wrong tier
         }
         String where = type.getSimpleName() + "." + method.getSimpleName();
-        if (method.getModifiers().contains(Modifier.ABSTRACT)) {
-            // the aspect reads @Idempotent on the method that runs; Java does not inherit method annotations
-            error("@Idempotent on " + where + " is never applied: it is an abstract "
-                    + (type.getKind().isInterface() ? "interface " : "") + "method, and the annotation is not"
-                    + " inherited by the method that implements it, which would run unprotected; put @Idempotent on"
-                    + " the implementing method instead", method, annotation, null);
-            return;
-        }
         String key = string(values, "key");
         String ttl = string(values, "ttl");
         String lockTimeout = string(values, "lockTimeout");
@@ -225,7 +208,9 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         }
         checkDuration(ttl, "ttl of " + name, method, annotation, explicit.get("ttl"));
         checkDuration(lockTimeout, "lockTimeout of " + name, method, annotation, explicit.get("lockTimeout"));
-        if (!compensate.isEmpty()) {
+        // on an abstract method, the implementing class supplies the compensation: the aspect checks it there
+        boolean implementedElsewhere = method.getModifiers().contains(Modifier.ABSTRACT) && tier.equals("REVERSIBLE");
+        if (!compensate.isEmpty() && !implementedElsewhere) {
             checkCompensate(method, type, where, tier, compensate, annotation, explicit.get("compensate"));
         }
         if (tier.equals("IRREVERSIBLE")) {
@@ -253,51 +238,6 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 reportDuplicate(first, entry);
             }
         }
-    }
-
-    /**
-     * Refuses a method of {@code type} (or of its nested types) that overrides an {@code @Idempotent} method without
-     * repeating the annotation: annotations on methods are not inherited, so the override would run unprotected.
-     */
-    private void checkOverrides(TypeElement type) {
-        for (ExecutableElement method : ElementFilter.methodsIn(type.getEnclosedElements())) {
-            Set<Modifier> modifiers = method.getModifiers();
-            if (mirror(method, IDEMPOTENT) != null || modifiers.contains(Modifier.STATIC)
-                    || modifiers.contains(Modifier.PRIVATE)) {
-                continue;
-            }
-            ExecutableElement overridden = idempotentOverridden(method, type);
-            if (overridden != null) {
-                String where = type.getSimpleName() + "." + method.getSimpleName();
-                String other = overridden.getEnclosingElement().getSimpleName() + "." + overridden.getSimpleName();
-                error(where + " overrides " + other + ", which is @Idempotent, without repeating the annotation:"
-                        + " @Idempotent is not inherited, so a call to " + where + " would run unprotected; annotate "
-                        + where + " with the @Idempotent of " + other, method, null, null);
-            }
-        }
-        for (TypeElement nested : ElementFilter.typesIn(type.getEnclosedElements())) {
-            checkOverrides(nested);
-        }
-    }
-
-    private @Nullable ExecutableElement idempotentOverridden(ExecutableElement method, TypeElement type) {
-        Set<String> seen = new HashSet<>();
-        List<TypeMirror> pending = new ArrayList<>(types.directSupertypes(type.asType()));
-        while (!pending.isEmpty()) {
-            TypeMirror supertype = pending.remove(pending.size() - 1);
-            if (!(types.asElement(supertype) instanceof TypeElement element)
-                    || !seen.add(element.getQualifiedName().toString())) {
-                continue;
-            }
-            for (ExecutableElement candidate : ElementFilter.methodsIn(element.getEnclosedElements())) {
-                if (candidate.getSimpleName().equals(method.getSimpleName()) && mirror(candidate, IDEMPOTENT) != null
-                        && elements.overrides(method, candidate, type)) {
-                    return candidate;
-                }
-            }
-            pending.addAll(types.directSupertypes(supertype));
-        }
-        return null;
     }
 
     /** At the explicit operation name, or at the method whose name made the default one. */

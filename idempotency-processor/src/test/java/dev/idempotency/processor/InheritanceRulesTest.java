@@ -5,54 +5,56 @@ import static dev.idempotency.processor.Compile.compile;
 import static dev.idempotency.processor.Compile.source;
 
 import com.google.testing.compile.Compilation;
+import java.io.IOException;
 import javax.tools.JavaFileObject;
+import javax.tools.StandardLocation;
 import org.junit.jupiter.api.Test;
 
 /**
- * Java does not inherit method annotations, and the aspect reads {@code @Idempotent} on the method that runs: on an
- * interface or abstract method, or on a method an override replaces without repeating it, it would protect nothing.
+ * The aspect finds {@code @Idempotent} on the interface or superclass method that a bean's method implements or
+ * overrides (Java itself does not inherit method annotations), so the processor accepts it there, and names the
+ * operation after the method that carries it, as the aspect does.
  */
 class InheritanceRulesTest {
 
     @Test
-    void anInterfaceMethodIsRefused() {
+    void anInterfaceMethodCompilesAndNamesTheOperation() throws IOException {
         JavaFileObject gateway = source("Gateway", """
                 package com.example;
                 import dev.idempotency.*;
                 public interface Gateway {
                     @Idempotent(key = "#approvalNo", tier = Tier.IRREVERSIBLE)
                     String charge(String approvalNo);
+                    @Idempotent(key = "#approvalNo", tier = Tier.REVERSIBLE, compensate = "release")
+                    String hold(String approvalNo);
                 }
                 """);
-        Compilation c = compile(gateway);
-        assertThat(c).hadErrorContaining("@Idempotent on Gateway.charge is never applied: it is an abstract interface"
-                + " method, and the annotation is not inherited by the method that implements it, which would run"
-                + " unprotected; put @Idempotent on the implementing method instead")
-                .inFile(gateway).onLineContaining("@Idempotent(");
+        JavaFileObject impl = source("CardGateway", """
+                package com.example;
+                public class CardGateway implements Gateway {
+                    public String charge(String approvalNo) { return approvalNo; }
+                    public String hold(String approvalNo) { return approvalNo; }
+                    public void release(String approvalNo) { }
+                }
+                """);
+        Compilation c = compile(gateway, impl);
+        assertThat(c).succeededWithoutWarnings();
+        String json = c.generatedFile(StandardLocation.CLASS_OUTPUT, "META-INF/idempotency/operations.json")
+                .orElseThrow().getCharContent(true).toString();
+        org.assertj.core.api.Assertions.assertThat(json).contains("\"operation\" : \"Gateway.charge\"")
+                .contains("\"operation\" : \"Gateway.hold\"");
     }
 
     @Test
-    void anAbstractMethodIsRefused() {
+    void anAbstractMethodAndAnOverrideThatDoesNotRepeatTheAnnotationCompile() {
         JavaFileObject base = source("Base", """
                 package com.example;
                 import dev.idempotency.*;
                 public abstract class Base {
                     @Idempotent(key = "#approvalNo", tier = Tier.IRREVERSIBLE)
                     public abstract String charge(String approvalNo);
-                }
-                """);
-        assertThat(compile(base)).hadErrorContaining("@Idempotent on Base.charge is never applied: it is an abstract"
-                + " method, and the annotation is not inherited").inFile(base).onLineContaining("@Idempotent(");
-    }
-
-    @Test
-    void anOverrideThatDoesNotRepeatTheAnnotationIsRefused() {
-        JavaFileObject base = source("Base", """
-                package com.example;
-                import dev.idempotency.*;
-                public class Base {
-                    @Idempotent(key = "#approvalNo", tier = Tier.IRREVERSIBLE)
-                    public String charge(String approvalNo) { return approvalNo; }
+                    @Idempotent(key = "#id", tier = Tier.IRREVERSIBLE)
+                    public String send(String id) { return id; }
                 }
                 """);
         JavaFileObject sub = source("Sub", """
@@ -60,50 +62,23 @@ class InheritanceRulesTest {
                 public class Sub extends Base {
                     @Override
                     public String charge(String approvalNo) { return "sub"; }
-                    public String charge(int other) { return "not an override"; }
-                    public static class Deeper extends Sub {
-                        @Override
-                        public String charge(String approvalNo) { return "deeper"; }
-                    }
+                    @Override
+                    public String send(String id) { return "sub"; }
                 }
                 """);
-        Compilation c = compile(base, sub);
-        assertThat(c).hadErrorCount(2);
-        assertThat(c).hadErrorContaining("Sub.charge overrides Base.charge, which is @Idempotent, without repeating"
-                + " the annotation: @Idempotent is not inherited, so a call to Sub.charge would run unprotected;"
-                + " annotate Sub.charge with the @Idempotent of Base.charge")
-                .inFile(sub).onLineContaining("return \"sub\"");
-        assertThat(c).hadErrorContaining("Deeper.charge overrides Base.charge")
-                .inFile(sub).onLineContaining("return \"deeper\"");
+        assertThat(compile(base, sub)).succeededWithoutWarnings();
     }
 
     @Test
-    void anOverrideThatRepeatsTheAnnotationAndADefaultMethodCompile() {
-        JavaFileObject base = source("Base", """
+    void aCompensationOnAConcreteMethodIsStillCheckedInItsClass() {
+        JavaFileObject bad = source("Holds", """
                 package com.example;
                 import dev.idempotency.*;
-                public class Base {
-                    @Idempotent(key = "#approvalNo", tier = Tier.IRREVERSIBLE)
-                    public String charge(String approvalNo) { return approvalNo; }
+                public class Holds {
+                    @Idempotent(key = "#id", tier = Tier.REVERSIBLE, compensate = "release")
+                    public String hold(String id) { return id; }
                 }
                 """);
-        JavaFileObject sub = source("Sub", """
-                package com.example;
-                import dev.idempotency.*;
-                public class Sub extends Base {
-                    @Override
-                    @Idempotent(key = "#approvalNo", tier = Tier.IRREVERSIBLE, operation = "Sub.charge")
-                    public String charge(String approvalNo) { return "sub"; }
-                }
-                """);
-        JavaFileObject withDefault = source("Lookups", """
-                package com.example;
-                import dev.idempotency.*;
-                public interface Lookups {
-                    @Idempotent(tier = Tier.READ_ONLY)
-                    default String find(String id) { return id; }
-                }
-                """);
-        assertThat(compile(base, sub, withDefault)).succeededWithoutWarnings();
+        assertThat(compile(bad)).hadErrorContaining("compensate = \"release\" of Holds.hold names no method of Holds");
     }
 }
