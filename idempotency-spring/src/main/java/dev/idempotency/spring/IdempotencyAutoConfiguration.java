@@ -30,6 +30,9 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
+import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.util.ClassUtils;
@@ -180,6 +183,13 @@ public final class IdempotencyAutoConfiguration {
         public int getOrder() {
             return Ordered.HIGHEST_PRECEDENCE;
         }
+    }
+
+    /** Applies an {@link IdempotentAspect} bean the application declares itself, as it applies its own. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanDefinitionRegistryPostProcessor idempotencyAspectAdvisorRegistrar() {
+        return new IdempotentAdvisor.Registrar();
     }
 
     /** The aspect, as {@code @EnableIdempotency} registers it, unless the application registered it already. */

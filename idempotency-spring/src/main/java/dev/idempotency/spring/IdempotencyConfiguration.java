@@ -69,7 +69,7 @@ class IdempotencyConfiguration implements ImportAware {
     }
 
     /**
-     * Registers the advisor of the aspect, the default executor only if no {@code IdempotentExecutor} bean is
+     * Registers the advisor of every aspect bean, the default executor only if no {@code IdempotentExecutor} bean is
      * defined by then, and the default admin only if no {@code IdempotencyAdmin} bean is and there is one store (or a primary one) for it.
      */
     @Bean
@@ -169,17 +169,7 @@ class IdempotencyConfiguration implements ImportAware {
             if (!(registry instanceof ListableBeanFactory factory)) {
                 return;
             }
-            // registered now, after every configuration class: at equal orders, the transaction advisor (defined
-            // earlier) then runs outside the idempotency advice, as it did outside an @Aspect's
-            for (String aspect : factory.getBeanNamesForType(IdempotentAspect.class, true, false)) {
-                String advisor = aspect + "Advisor";
-                if (!registry.containsBeanDefinition(advisor)) {
-                    RootBeanDefinition definition = new RootBeanDefinition(IdempotentAdvisor.class);
-                    definition.getConstructorArgumentValues().addIndexedArgumentValue(0, aspect);
-                    definition.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
-                    registry.registerBeanDefinition(advisor, definition);
-                }
-            }
+            IdempotentAdvisor.registerFor(registry, factory);
             if (factory.getBeanNamesForType(IdempotentExecutor.class, true, false).length == 0
                     && !registry.containsBeanDefinition(EXECUTOR_BEAN_NAME)) {
                 register(registry, EXECUTOR_BEAN_NAME, "defaultExecutor", IdempotentExecutor.class);

@@ -7,6 +7,12 @@ import org.springframework.aop.Pointcut;
 import org.springframework.aop.PointcutAdvisor;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
+import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.core.Ordered;
 
 /**
@@ -58,6 +64,38 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
             aspect = a;
         }
         return a;
+    }
+
+    /**
+     * Defines an advisor for every {@link IdempotentAspect} bean that has none yet. Called by a
+     * {@code BeanDefinitionRegistryPostProcessor}, so after every configuration class: at equal orders the transaction
+     * advisor, defined earlier, then runs outside the idempotency advice.
+     */
+    static void registerFor(BeanDefinitionRegistry registry, ListableBeanFactory factory) {
+        for (String aspect : factory.getBeanNamesForType(IdempotentAspect.class, true, false)) {
+            String advisor = aspect + "Advisor";
+            if (!registry.containsBeanDefinition(advisor)) {
+                RootBeanDefinition definition = new RootBeanDefinition(IdempotentAdvisor.class);
+                definition.getConstructorArgumentValues().addIndexedArgumentValue(0, aspect);
+                definition.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
+                registry.registerBeanDefinition(advisor, definition);
+            }
+        }
+    }
+
+    /** Registers the advisors of the aspect beans an application declares itself (see {@link #registerFor}). */
+    static final class Registrar implements BeanDefinitionRegistryPostProcessor {
+
+        @Override
+        public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) {
+            if (registry instanceof ListableBeanFactory factory) {
+                registerFor(registry, factory);
+            }
+        }
+
+        @Override
+        public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
+        }
     }
 
     @Override

@@ -437,6 +437,30 @@ class IdempotencyAutoConfigurationTest {
         });
     }
 
+    @Configuration(proxyBeanMethods = false)
+    static class OwnAspect {
+        @Bean
+        IdempotentAspect ownAspect(IdempotentExecutor executor) {
+            IdempotentAspect aspect = new IdempotentAspect(executor);
+            aspect.setDefaultTtl(Duration.ofDays(2));
+            return aspect;
+        }
+    }
+
+    @Test
+    void anAspectOfTheApplicationsOwnReplacesTheAutoConfiguredOneAndIsApplied() {
+        runner.withUserConfiguration(InMemoryStoreConfiguration.class, OwnAspect.class).run(context -> {
+            assertThat(context).hasNotFailed().getBeans(IdempotentAspect.class).containsOnlyKeys("ownAspect");
+            Greeter greeter = context.getBean(Greeter.class);
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(greeter.runs()).isEqualTo(1);
+            IdempotencyRecord r = record(context.getBean(InMemoryIdempotencyStore.class), "Greeter.greet", "K1");
+            assertThat(Duration.between(r.createdAt(), r.expiresAt()))
+                    .isBetween(Duration.ofDays(2), Duration.ofDays(2).plusSeconds(5));
+        });
+    }
+
     @Test
     void everythingIsOffWhenDisabled() {
         runner.withPropertyValues("idempotency.enabled=false").run(context -> assertThat(context).hasNotFailed()
