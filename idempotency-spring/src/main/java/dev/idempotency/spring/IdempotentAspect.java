@@ -45,8 +45,12 @@ import org.springframework.util.ReflectionUtils;
  *
  * <p><b>Ordering.</b> The aspect has {@link Ordered#LOWEST_PRECEDENCE} by default, so that it runs <em>inside</em> a
  * {@code @Transactional} on the same method: the claim of the key is written in that transaction and commits or
- * rolls back with the method's own writes. (With equal orders, Spring applies advisor beans such as the transaction
- * advisor outside {@code @Aspect} advice.) Retry advice belongs outside both.
+ * rolls back with the method's own writes. (With equal orders, Spring applies advisors in the order their beans are
+ * defined; {@code @EnableIdempotency} defines the aspect's advisor after every configuration class, so after the
+ * transaction advisor.) Retry advice belongs outside both.
+ *
+ * <p>It is a {@link MethodInterceptor}, applied by an advisor on {@link #POINTCUT}: {@code @EnableIdempotency} (and
+ * the Boot auto-configuration) define one for every bean of this type.
  *
  * <p>Per method, everything is worked out once at its first call and cached: the {@link IdempotentOperation}, the
  * parsed key expression, the compensation method. A misconfigured annotation (a bad {@code ttl}, a missing
