@@ -41,6 +41,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Option {@code -Aidempotency.weaving=aspectj}: the advice is woven by AspectJ rather than applied by a Spring
  * proxy, so private, static and final methods and final classes are reachable and not refused.
  *
+ * <p>Option {@code -Aidempotency.spel=open}: the application's {@code KeyResolver} allows type references,
+ * constructors or bean references, so key expressions using them are not refused (assignment and functions always
+ * are).
+ *
  * <p>Retry annotations are recognised by name, so this processor needs none of their jars:
  * {@value #SPRING_RETRYABLE}, {@value #SPRING_RETRY_RETRYABLE}, {@value #RESILIENCE4J_RETRY}.
  */
