@@ -147,7 +147,9 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
         if (ann.tier() == Tier.READ_ONLY) {
             return new Descriptor(operation, null, null);
         }
-        KeyResolver.Key key = keys.compile(method, ann.key(), description);
+        // the key names the parameters of the method that carries it (an implementation may rename them), as the
+        // processor checked it
+        KeyResolver.Key key = keys.compile(annotated, ann.key(), description);
         Compensator compensation = null;
         if (!ann.compensate().isBlank()) {
             if (ann.tier() != Tier.REVERSIBLE) {

@@ -29,8 +29,8 @@ class InheritedAnnotationTest {
         final AtomicInteger runs = new AtomicInteger();
 
         @Override
-        public String charge(String id) {
-            return "charged " + id + " #" + runs.incrementAndGet();
+        public String charge(String chargeId) { // renamed: the key still names the interface's parameter
+            return "charged " + chargeId + " #" + runs.incrementAndGet();
         }
     }
 
