@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.stream.Collectors;
@@ -23,9 +24,9 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.MergedAnnotation;
@@ -61,9 +62,23 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
 
     /**
      * Where the advice applies: methods annotated {@link Idempotent}, or overriding or implementing one that is
-     * (Java does not inherit method annotations, this pointcut looks for them in the type hierarchy).
+     * (Java does not inherit method annotations, this pointcut looks for them in the type hierarchy), except
+     * {@link Tier#READ_ONLY} ones: those are not advised at all, so they cost exactly what a plain call costs.
      */
-    public static final Pointcut POINTCUT = new AnnotationMatchingPointcut(null, Idempotent.class, true);
+    public static final Pointcut POINTCUT = new StaticMethodMatcherPointcut() {
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+            Idempotent found = idempotent(AopUtils.getMostSpecificMethod(method, targetClass)).orElse(null);
+            return found != null && found.tier() != Tier.READ_ONLY;
+        }
+    };
+
+    /** The {@code @Idempotent} of a method, on it or on the method it overrides or implements. */
+    private static Optional<Idempotent> idempotent(Method method) {
+        MergedAnnotation<Idempotent> found = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
+                .get(Idempotent.class);
+        return found.isPresent() ? Optional.of(found.synthesize()) : Optional.empty();
+    }
 
     private static final String DEFAULT_TTL = defaultOf("ttl");
     private static final String DEFAULT_LOCK_TIMEOUT = defaultOf("lockTimeout");
