@@ -4,7 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Savepoint;
+import java.sql.Statement;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
@@ -23,8 +23,6 @@ final class PostgresDialect extends JdbcDialect {
     private static final String SERIALIZATION_FAILURE = "40001";
     private static final String DEADLOCK_DETECTED = "40P01";
 
-    private static final String SHOW_LOCK_TIMEOUT = "SELECT current_setting('lock_timeout')";
-    private static final String SET_LOCK_TIMEOUT = "SELECT set_config('lock_timeout', ?, true)";
 
     // the read after a conflict is the shared plain SELECT: under READ COMMITTED a new statement sees the row that
     // made the insert do nothing; under REPEATABLE READ such a row committed after the snapshot makes the insert
@@ -64,21 +62,29 @@ final class PostgresDialect extends JdbcDialect {
     @Override
     <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
             throws SQLException {
-        @Nullable String previous = inCallerTransaction ? showLockTimeout(con) : null;
-        @Nullable Savepoint savepoint = inCallerTransaction ? con.setSavepoint() : null;
+        // a number of our own making, never user input: safe to send as text
+        String ours = "'" + atLeastOneMilli(timeout) + "ms'";
+        @Nullable String previous = null;
+        boolean savepoint = false;
         try {
-            setLockTimeout(con, atLeastOneMilli(timeout) + "ms");
+            if (inCallerTransaction) {
+                // one round trip: a savepoint, the caller's lock_timeout, ours (statements of one execute travel
+                // together)
+                previous = enterSavepoint(con, ours);
+                savepoint = true;
+            } else {
+                run(con, "SELECT set_config('lock_timeout', " + ours + ", true)");
+            }
             T result = work.run();
-            if (savepoint != null && previous != null) {
-                // the transaction goes on: give it back its own lock_timeout
-                setLockTimeout(con, previous);
-                con.releaseSavepoint(savepoint);
+            if (savepoint) {
+                // the transaction goes on: give it back its own lock_timeout, in one more round trip
+                run(con, "SELECT set_config('lock_timeout', " + quoted(previous) + ", true); " + RELEASE);
             }
             return result;
         } catch (SQLException e) {
-            if (savepoint != null) {
+            if (savepoint) {
                 // undoes the failed statement and the lock_timeout change, and un-aborts the caller's transaction
-                rollbackTo(con, savepoint, e);
+                rollbackTo(con, e);
             }
             if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
                 throw new LockTimeout(e);
@@ -88,33 +94,48 @@ final class PostgresDialect extends JdbcDialect {
             }
             throw e;
         } catch (RuntimeException e) {
-            if (savepoint != null) {
-                rollbackTo(con, savepoint, e);
+            if (savepoint) {
+                rollbackTo(con, e);
             }
             throw e;
         }
     }
 
-    private static void rollbackTo(Connection con, Savepoint savepoint, Exception cause) {
+    private static final String SAVEPOINT = "SAVEPOINT idempotency_claim";
+    private static final String RELEASE = "RELEASE SAVEPOINT idempotency_claim";
+
+    private static String enterSavepoint(Connection con, String ours) throws SQLException {
+        try (Statement st = con.createStatement()) {
+            st.execute(SAVEPOINT + "; SELECT current_setting('lock_timeout'), set_config('lock_timeout', " + ours
+                    + ", true)");
+            while (!st.getMoreResults()) {
+                if (st.getUpdateCount() == -1) {
+                    throw new SQLException("no lock_timeout came back from PostgreSQL");
+                }
+            }
+            try (ResultSet rs = st.getResultSet()) {
+                rs.next();
+                return rs.getString(1);
+            }
+        }
+    }
+
+    /** A setting PostgreSQL gave us, as an SQL string literal (quotes doubled). */
+    private static String quoted(@Nullable String value) {
+        return "'" + (value == null ? "0" : value.replace("'", "''")) + "'";
+    }
+
+    private static void run(Connection con, String sql) throws SQLException {
+        try (Statement st = con.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    private static void rollbackTo(Connection con, Exception cause) {
         try {
-            con.rollback(savepoint);
-            con.releaseSavepoint(savepoint);
+            run(con, "ROLLBACK TO SAVEPOINT idempotency_claim; " + RELEASE);
         } catch (SQLException e) {
             cause.addSuppressed(e);
-        }
-    }
-
-    private static String showLockTimeout(Connection con) throws SQLException {
-        try (PreparedStatement ps = con.prepareStatement(SHOW_LOCK_TIMEOUT); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getString(1);
-        }
-    }
-
-    private static void setLockTimeout(Connection con, String value) throws SQLException {
-        try (PreparedStatement ps = con.prepareStatement(SET_LOCK_TIMEOUT)) {
-            ps.setString(1, value);
-            ps.executeQuery().close();
         }
     }
 

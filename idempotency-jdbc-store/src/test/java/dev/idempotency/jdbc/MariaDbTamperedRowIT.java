@@ -2,34 +2,18 @@ package dev.idempotency.jdbc;
 
 import dev.idempotency.replay.AbstractTamperedRowTest;
 import dev.idempotency.store.IdempotencyStore;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Core's {@link AbstractTamperedRowTest} through the JDBC store on MariaDB (`IDEMPOTENCY_MARIADB_URL`). */
-@EnabledIfEnvironmentVariable(named = "IDEMPOTENCY_MARIADB_URL", matches = ".+")
+@EnabledIfEnvironmentVariable(named = RealDatabase.MARIADB_URL, matches = ".+")
 class MariaDbTamperedRowIT extends AbstractTamperedRowTest {
 
-    private static RealDatabase database;
-
-    @BeforeAll
-    static void connect() {
-        database = new RealDatabase("IDEMPOTENCY_MARIADB_URL", JdbcDialect.mysql());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        database.close();
-    }
+    @RegisterExtension
+    static final RealDatabase database = RealDatabase.mariadb(4);
 
     @Override
     protected IdempotencyStore newStore() {
         return database.newStore();
-    }
-
-    @AfterEach
-    void dropTables() {
-        database.dropTables();
     }
 }

@@ -2,51 +2,40 @@ package dev.idempotency.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.store.ClaimRequest;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** Transactions on MariaDB: the shared two-transaction cases, plus innodb_lock_wait_timeout and time zones. */
-@EnabledIfEnvironmentVariable(named = TestDatabases.MARIADB_URL, matches = ".+")
+@EnabledIfEnvironmentVariable(named = RealDatabase.MARIADB_URL, matches = ".+")
 class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
 
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void connect() {
-        pool = TestDatabases.pool(TestDatabases.MARIADB_URL, 8);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        pool.close();
-    }
+    @RegisterExtension
+    static final RealDatabase database = RealDatabase.mariadb(8);
 
     @Override
     protected DataSource dataSource() {
-        return pool;
+        return database.dataSource();
     }
 
     @Override
     protected JdbcDialect dialect() {
-        return JdbcDialect.mysql();
+        return database.dialect();
     }
 
     @Override
     protected boolean isWaitingForLock(String table) {
-        return new JdbcTemplate(pool).queryForObject("SELECT COUNT(*) FROM information_schema.INNODB_TRX"
+        return new JdbcTemplate(database.dataSource()).queryForObject("SELECT COUNT(*) FROM information_schema.INNODB_TRX"
                 + " WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE CONCAT('%', ?, ' %')", Integer.class, table) > 0;
     }
 
@@ -58,8 +47,8 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Override
     protected String lockDiagnostics() {
-        return new JdbcTemplate(pool).queryForList("SELECT trx_state, trx_query FROM information_schema.INNODB_TRX")
-                + " " + new JdbcTemplate(pool).queryForList("SELECT id, command, state, info FROM "
+        return new JdbcTemplate(database.dataSource()).queryForList("SELECT trx_state, trx_query FROM information_schema.INNODB_TRX")
+                + " " + new JdbcTemplate(database.dataSource()).queryForList("SELECT id, command, state, info FROM "
                 + "information_schema.PROCESSLIST WHERE db = DATABASE()");
     }
 
@@ -78,7 +67,7 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Test
     void underRepeatableReadAKeyCommittedAfterTheSnapshotIsReadWithALockingReadAndReplays() {
-        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(pool));
+        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(database.dataSource()));
         rr.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
         IdempotentOperation<String> op = operation(Duration.ofSeconds(5));
         AtomicInteger runs = new AtomicInteger();

@@ -2,34 +2,18 @@ package dev.idempotency.jdbc;
 
 import dev.idempotency.replay.AbstractReplayFidelityTest;
 import dev.idempotency.store.IdempotencyStore;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Core's {@link AbstractReplayFidelityTest} through the JDBC store on PostgreSQL (`IDEMPOTENCY_POSTGRES_URL`). */
-@EnabledIfEnvironmentVariable(named = "IDEMPOTENCY_POSTGRES_URL", matches = ".+")
+@EnabledIfEnvironmentVariable(named = RealDatabase.POSTGRES_URL, matches = ".+")
 class PostgresReplayFidelityIT extends AbstractReplayFidelityTest {
 
-    private static RealDatabase database;
-
-    @BeforeAll
-    static void connect() {
-        database = new RealDatabase("IDEMPOTENCY_POSTGRES_URL", JdbcDialect.postgresql());
-    }
-
-    @AfterAll
-    static void disconnect() {
-        database.close();
-    }
+    @RegisterExtension
+    static final RealDatabase database = RealDatabase.postgres(4);
 
     @Override
     protected IdempotencyStore newStore() {
         return database.newStore();
-    }
-
-    @AfterEach
-    void dropTables() {
-        database.dropTables();
     }
 }

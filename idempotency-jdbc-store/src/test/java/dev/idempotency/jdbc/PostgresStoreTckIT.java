@@ -1,34 +1,23 @@
 package dev.idempotency.jdbc;
 
-import com.zaxxer.hikari.HikariDataSource;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The store TCK on PostgreSQL, READ COMMITTED (the default, set explicitly). */
-@EnabledIfEnvironmentVariable(named = TestDatabases.POSTGRES_URL, matches = ".+")
+@EnabledIfEnvironmentVariable(named = RealDatabase.POSTGRES_URL, matches = ".+")
 class PostgresStoreTckIT extends AbstractJdbcStoreTck {
 
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void connect() {
-        pool = TestDatabases.pool(TestDatabases.POSTGRES_URL, 36, "TRANSACTION_READ_COMMITTED");
-    }
-
-    @AfterAll
-    static void disconnect() {
-        pool.close();
-    }
+    @RegisterExtension
+    static final RealDatabase database = RealDatabase.postgres(36).at("TRANSACTION_READ_COMMITTED");
 
     @Override
     protected DataSource dataSource() {
-        return pool;
+        return database.dataSource();
     }
 
     @Override
     protected JdbcDialect dialect() {
-        return JdbcDialect.postgresql();
+        return database.dialect();
     }
 }

@@ -3,7 +3,6 @@ package dev.idempotency.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.IdempotencyEvent;
 import dev.idempotency.IdempotencyEvent.Outcome;
 import dev.idempotency.IdempotencyInProgressException;
@@ -18,44 +17,34 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** Transactions on PostgreSQL: the shared two-transaction cases, plus lock_timeout and REPEATABLE READ. */
-@EnabledIfEnvironmentVariable(named = TestDatabases.POSTGRES_URL, matches = ".+")
+@EnabledIfEnvironmentVariable(named = RealDatabase.POSTGRES_URL, matches = ".+")
 class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
 
-    private static HikariDataSource pool;
-
-    @BeforeAll
-    static void connect() {
-        pool = TestDatabases.pool(TestDatabases.POSTGRES_URL, 8);
-    }
-
-    @AfterAll
-    static void disconnect() {
-        pool.close();
-    }
+    @RegisterExtension
+    static final RealDatabase database = RealDatabase.postgres(8);
 
     @Override
     protected DataSource dataSource() {
-        return pool;
+        return database.dataSource();
     }
 
     @Override
     protected JdbcDialect dialect() {
-        return JdbcDialect.postgresql();
+        return database.dialect();
     }
 
     @Override
     protected boolean isWaitingForLock(String table) {
-        return new JdbcTemplate(pool).queryForObject("SELECT COUNT(*) FROM pg_stat_activity"
+        return new JdbcTemplate(database.dataSource()).queryForObject("SELECT COUNT(*) FROM pg_stat_activity"
                 + " WHERE wait_event_type = 'Lock' AND query LIKE '%' || ? || ' %'", Integer.class, table) > 0;
     }
 
@@ -67,12 +56,12 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Override
     protected String lockDiagnostics() {
-        return new JdbcTemplate(pool).queryForList("SELECT wait_event_type, state, query FROM pg_stat_activity"
+        return new JdbcTemplate(database.dataSource()).queryForList("SELECT wait_event_type, state, query FROM pg_stat_activity"
                 + " WHERE datname = current_database()").toString();
     }
 
     private TransactionTemplate repeatableRead() {
-        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(pool));
+        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(database.dataSource()));
         rr.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
         return rr;
     }

@@ -5,42 +5,109 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.store.IdempotencyStore;
 import java.util.ArrayList;
 import java.util.List;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * One real database for one suite class: a small pool on the URL of an environment variable, a fresh table per test
- * from the dialect's shipped script, every table dropped at the end. An unreachable database fails the test.
+ * One real database for one suite class, registered as {@code @RegisterExtension static final RealDatabase}: a pool on
+ * the URL of {@code IDEMPOTENCY_POSTGRES_URL} or {@code IDEMPOTENCY_MARIADB_URL}, opened before the class's first test
+ * and closed after its last; every table made through {@link #newStore()} is dropped after each test. Suites are gated
+ * on the variable; where it is set, an unreachable database fails the suite (the pool refuses to start), it never
+ * skips it.
  */
-final class RealDatabase implements AutoCloseable {
+final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterAllCallback {
 
-    private final HikariDataSource dataSource;
+    static final String POSTGRES_URL = "IDEMPOTENCY_POSTGRES_URL";
+    static final String MARIADB_URL = "IDEMPOTENCY_MARIADB_URL";
+
+    private final String variable;
     private final JdbcDialect dialect;
+    private final int poolSize;
+    private final @Nullable String isolation;
     private final List<String> tables = new ArrayList<>();
+    private @Nullable HikariDataSource pool;
 
-    RealDatabase(String environmentVariable, JdbcDialect dialect) {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(System.getenv(environmentVariable));
-        config.setMaximumPoolSize(4);
-        this.dataSource = new HikariDataSource(config);
+    private RealDatabase(String variable, JdbcDialect dialect, int poolSize, @Nullable String isolation) {
+        this.variable = variable;
         this.dialect = dialect;
+        this.poolSize = poolSize;
+        this.isolation = isolation;
     }
 
-    /** A store on a new table of its own. */
-    IdempotencyStore newStore() {
-        String table = TestSchema.uniqueTableName();
-        TestSchema.create(dataSource, dialect, table);
-        tables.add(table);
-        return JdbcIdempotencyStore.builder(dataSource).tableName(table).build();
+    /** PostgreSQL with a pool of {@code poolSize}, every connection at the driver's default isolation. */
+    static RealDatabase postgres(int poolSize) {
+        return new RealDatabase(POSTGRES_URL, JdbcDialect.postgresql(), poolSize, null);
     }
 
-    /** Drops this suite's tables. */
-    void dropTables() {
-        tables.forEach(t -> TestSchema.drop(dataSource, t));
-        tables.clear();
+    /** MariaDB with a pool of {@code poolSize}, every connection at the driver's default isolation. */
+    static RealDatabase mariadb(int poolSize) {
+        return new RealDatabase(MARIADB_URL, JdbcDialect.mysql(), poolSize, null);
+    }
+
+    /** The same database with every connection at {@code isolation} (a {@code TRANSACTION_*} name of Connection). */
+    RealDatabase at(String isolation) {
+        return new RealDatabase(variable, dialect, poolSize, isolation);
     }
 
     @Override
-    public void close() {
+    public void beforeAll(ExtensionContext context) {
+        String url = System.getenv(variable);
+        if (url == null || url.isBlank()) {
+            throw new IllegalStateException(variable + " is not set");
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url);
+        config.setMaximumPoolSize(poolSize);
+        config.setMinimumIdle(0);
+        config.setConnectionTimeout(30_000);
+        config.setInitializationFailTimeout(10_000);
+        config.setPoolName("idempotency-it-" + context.getRequiredTestClass().getSimpleName());
+        if (isolation != null) {
+            config.setTransactionIsolation(isolation);
+        }
+        pool = new HikariDataSource(config);
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
         dropTables();
-        dataSource.close();
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        dropTables();
+        if (pool != null) {
+            pool.close();
+        }
+    }
+
+    DataSource dataSource() {
+        if (pool == null) {
+            throw new IllegalStateException("the database of " + variable + " is not open yet");
+        }
+        return pool;
+    }
+
+    JdbcDialect dialect() {
+        return dialect;
+    }
+
+    /** A store on a new table of its own, dropped after the test. */
+    IdempotencyStore newStore() {
+        String table = TestSchema.uniqueTableName();
+        TestSchema.create(dataSource(), dialect, table);
+        tables.add(table);
+        return JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
+    }
+
+    private void dropTables() {
+        if (pool != null) {
+            tables.forEach(t -> TestSchema.drop(pool, t));
+        }
+        tables.clear();
     }
 }

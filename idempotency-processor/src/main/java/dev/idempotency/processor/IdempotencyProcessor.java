@@ -41,6 +41,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Option {@code -Aidempotency.weaving=aspectj}: the advice is woven by AspectJ rather than applied by a Spring
  * proxy, so private, static and final methods and final classes are reachable and not refused.
  *
+ * <p>Option {@code -Aidempotency.spel=open}: the application's {@code KeyResolver} allows type references,
+ * constructors or bean references, so key expressions using them are not refused (assignment and functions always
+ * are).
+ *
  * <p>Retry annotations are recognised by name, so this processor needs none of their jars:
  * {@value #SPRING_RETRYABLE}, {@value #SPRING_RETRY_RETRYABLE}, {@value #RESILIENCE4J_RETRY}.
  */
@@ -58,6 +62,12 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             RESILIENCE4J_RETRY);
     /** The option that names how the advice is applied: {@code proxy} (the default) or {@code aspectj}. */
     static final String WEAVING_OPTION = "idempotency.weaving";
+    /**
+     * The option that says which SpEL the run time's key resolver allows: {@code restricted} (the default, as
+     * {@code KeyResolver.create()}) or {@code open} (a {@code KeyResolver} bean allows type references, constructors
+     * or bean references, so the processor does not refuse them).
+     */
+    static final String SPEL_OPTION = "idempotency.spel";
     /** Where the inventory of idempotent operations is written, in the class output. */
     static final String OPERATIONS_JSON = "META-INF/idempotency/operations.json";
 
@@ -65,6 +75,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     private Types types;
     private Messager messager;
     private boolean aspectj;
+    private boolean openSpel;
     /** Every operation seen in this compilation, by name. */
     private final Map<String, OperationEntry> operations = new TreeMap<>();
     /** Operations whose first holder was already told it shares its name. */
@@ -87,7 +98,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
 
     @Override
     public Set<String> getSupportedOptions() {
-        return Set.of(WEAVING_OPTION);
+        return Set.of(WEAVING_OPTION, SPEL_OPTION);
     }
 
     @Override
@@ -109,6 +120,16 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         } else {
             error("-A" + WEAVING_OPTION + "=" + weaving + " is not understood: use proxy (the default, a Spring"
                     + " proxy applies @Idempotent) or aspectj (AspectJ weaving applies it)", null, null, null);
+        }
+        String spel = env.getOptions().get(SPEL_OPTION);
+        if (spel == null || spel.equals("restricted")) {
+            openSpel = false;
+        } else if (spel.equals("open")) {
+            openSpel = true;
+        } else {
+            error("-A" + SPEL_OPTION + "=" + spel + " is not understood: use restricted (the default, as"
+                    + " KeyResolver.create()) or open (a KeyResolver bean allows type references, constructors or"
+                    + " bean references)", null, null, null);
         }
     }
 
@@ -169,7 +190,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         String ttl = string(values, "ttl");
         String lockTimeout = string(values, "lockTimeout");
         String compensate = string(values, "compensate");
-        String operation = string(values, "operation");
+        // trimmed as the aspect trims it: "orders.create " and "orders.create" are one key space at run time
+        String operation = string(values, "operation").trim();
         String name = operation.isBlank() ? where : operation;
         List<String> parameters = new ArrayList<>();
         for (VariableElement p : method.getParameters()) {
@@ -185,12 +207,14 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                         + " (only READ_ONLY methods go without a key)", method, annotation, explicit.get("key"));
             }
         } else {
-            KeyCheck.check(key, parameters, where)
+            KeyCheck.check(key, parameters, where, openSpel)
                     .ifPresent(message -> error(message, method, annotation, explicit.get("key")));
         }
         checkDuration(ttl, "ttl of " + name, method, annotation, explicit.get("ttl"));
         checkDuration(lockTimeout, "lockTimeout of " + name, method, annotation, explicit.get("lockTimeout"));
-        if (!compensate.isEmpty()) {
+        // on an abstract method, the implementing class supplies the compensation: the aspect checks it there
+        boolean implementedElsewhere = method.getModifiers().contains(Modifier.ABSTRACT) && tier.equals("REVERSIBLE");
+        if (!compensate.isEmpty() && !implementedElsewhere) {
             checkCompensate(method, type, where, tier, compensate, annotation, explicit.get("compensate"));
         }
         if (tier.equals("IRREVERSIBLE")) {
@@ -267,7 +291,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         TypeMirror erased = types.erasure(returned);
         String refused = null;
         for (String name : new TreeSet<>(UnreplayableTypes.NAMES)) {
-            TypeElement candidate = elements.getTypeElement(name);
+            // the list holds binary names (Flow$Publisher); javac looks types up by canonical name (Flow.Publisher)
+            TypeElement candidate = elements.getTypeElement(name.replace('$', '.'));
             if (candidate != null && types.isAssignable(erased, types.erasure(candidate.asType()))) {
                 if (types.isSameType(erased, types.erasure(candidate.asType()))) {
                     refused = name;
@@ -275,7 +300,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 }
                 // name the most specific refused supertype (InputStream rather than AutoCloseable)
                 if (refused == null || types.isAssignable(types.erasure(candidate.asType()),
-                        types.erasure(elements.getTypeElement(refused).asType()))) {
+                        types.erasure(elements.getTypeElement(refused.replace('$', '.')).asType()))) {
                     refused = name;
                 }
             }

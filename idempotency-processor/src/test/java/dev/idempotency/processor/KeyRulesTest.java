@@ -5,9 +5,11 @@ import static dev.idempotency.processor.Compile.compile;
 import static dev.idempotency.processor.Compile.source;
 
 import com.google.testing.compile.Compilation;
+import java.util.List;
 import javax.tools.JavaFileObject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The key: present on writing tiers, valid SpEL, reading only parameters that exist. */
@@ -67,10 +69,10 @@ class KeyRulesTest {
     }
 
     @Test
-    void aMissingParameterInsideAFunctionCallOrASelectionIsFound() {
+    void aMissingParameterInsideAMethodCallOrASelectionIsFound() {
         JavaFileObject bad = orders("@Idempotent(tier = Tier.REVERSIBLE,\n"
-                + "        key = \"#root.args.?[#this != null] + #fn(#nope)\")");
-        assertThat(compile(bad)).hadErrorContaining("refers to #fn, which is not a parameter")
+                + "        key = \"#root.args.?[#nope != null]\")");
+        assertThat(compile(bad)).hadErrorContaining("refers to #nope, which is not a parameter")
                 .inFile(bad).onLineContaining("#nope");
         JavaFileObject inner = orders("@Idempotent(tier = Tier.REVERSIBLE,\n        key = \"#orderNo.concat(#nope)\")");
         assertThat(compile(inner)).hadErrorContaining("refers to #nope, which is not a parameter")
@@ -119,7 +121,7 @@ class KeyRulesTest {
             "#a0 + ':' + #a1",
             "#root.args[0]",
             "#orderNo.?[#this != null]",
-            "T(java.lang.String).valueOf(#amount)"})
+            "#orderNo.toUpperCase() + #amount"})
     void aKeyOverExistingParametersCompiles(String key) {
         assertThat(compile(orders("@Idempotent(tier = Tier.REVERSIBLE, key = \"" + key + "\")")))
                 .succeededWithoutWarnings();
@@ -136,5 +138,45 @@ class KeyRulesTest {
                 }
                 """);
         assertThat(compile(good)).succeededWithoutWarnings();
+    }
+
+    /** What the default run-time KeyResolver refuses at the first call is refused at compile time. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "T(java.lang.String).valueOf(#amount)   | uses a type reference T(...) ('T(java.lang.String)')",
+            "new java.lang.StringBuilder(#orderNo)  | uses a constructor (new ...) ('new java.lang.StringBuilder(#orderNo)')",
+            "@orders.next() + #orderNo              | uses a bean reference (@name) ('@orders')"})
+    void whatTheDefaultResolverRefusesIsRefusedUnlessSpelIsOpen(String key, String message) {
+        JavaFileObject bad = orders("@Idempotent(tier = Tier.REVERSIBLE,\n        key = \"" + key + "\")");
+        Compilation c = compile(bad);
+        assertThat(c).hadErrorCount(1);
+        assertThat(c).hadErrorContaining("the key of Orders.create " + message + ", which the default KeyResolver"
+                + " refuses at run time: key on the parameters and their properties, such as #order.id; or, if the"
+                + " application declares a KeyResolver bean that allows it").inFile(bad).onLineContaining("key = ");
+        assertThat(c).hadErrorContaining("compile with -Aidempotency.spel=open");
+        assertThat(compile(List.of("-Aidempotency.spel=open"), bad)).succeededWithoutWarnings();
+    }
+
+    /** Assignment and functions: the run time refuses them whatever KeyResolver is configured. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "#orderNo = 'x'                 | assigns ('#orderNo='x''), which a key expression may never do",
+            "#amount++                      | assigns ('#amount++'), which a key expression may never do",
+            "--#amount                      | assigns ('--#amount'), which a key expression may never do",
+            "#fn(#orderNo)                  | calls the function '#fn(#orderNo)', and a key expression has no functions"})
+    void assignmentAndFunctionsAreRefusedEvenWithOpenSpel(String key, String message) {
+        JavaFileObject bad = orders("@Idempotent(tier = Tier.REVERSIBLE,\n        key = \"" + key + "\")");
+        for (List<String> options : List.of(List.<String>of(), List.of("-Aidempotency.spel=open"))) {
+            Compilation c = compile(options, bad);
+            assertThat(c).hadErrorCount(1);
+            assertThat(c).hadErrorContaining("the key of Orders.create " + message).inFile(bad)
+                    .onLineContaining("key = ");
+        }
+    }
+
+    @Test
+    void anUnknownSpelOptionIsRefused() {
+        assertThat(compile(List.of("-Aidempotency.spel=wide"), orders("@Idempotent(tier = Tier.READ_ONLY)")))
+                .hadErrorContaining("-Aidempotency.spel=wide is not understood: use restricted (the default");
     }
 }

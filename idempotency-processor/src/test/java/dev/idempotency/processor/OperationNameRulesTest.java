@@ -91,4 +91,23 @@ class OperationNameRulesTest {
                 """);
         assertThat(compile(good)).succeededWithoutWarnings();
     }
+
+    /** The aspect trims the name, so " orders.create " and "orders.create" share one key space at run time. */
+    @Test
+    void namesAreComparedTrimmedAsTheAspectUsesThem() {
+        JavaFileObject bad = source("Orders", """
+                package com.example;
+                import dev.idempotency.*;
+                public class Orders {
+                    @Idempotent(key = "#no", tier = Tier.REVERSIBLE, operation = "orders.create")
+                    public void create(String no) { }
+                    @Idempotent(key = "#no", tier = Tier.REVERSIBLE, operation = " orders.create ")
+                    public void place(String no) { }
+                }
+                """);
+        Compilation c = compile(bad);
+        assertThat(c).hadErrorCount(2);
+        assertThat(c).hadErrorContaining("operation \"orders.create\" of Orders.place(String no) is also the"
+                + " operation of Orders.create(String no)").inFile(bad).onLineContaining("\" orders.create \"");
+    }
 }

@@ -49,7 +49,7 @@ class OperationsJsonTest {
             import dev.idempotency.*;
             public class Payments {
                 public static class Gateway {
-                    @Idempotent(key = "#p0", tier = Tier.IRREVERSIBLE, operation = "payments.send",
+                    @Idempotent(key = "#p0", tier = Tier.IRREVERSIBLE, operation = " payments.send ",
                             lockTimeout = "30s")
                     public void send(String "quoted\\\\id", Gateway.Nested[] nested) { }
                     public static class Nested { }

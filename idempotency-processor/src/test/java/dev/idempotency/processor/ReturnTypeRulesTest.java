@@ -51,13 +51,15 @@ class ReturnTypeRulesTest {
             "java.nio.channels.FileChannel            | java.nio.channels.FileChannel (a java.nio.channels.Channel)",
             "java.util.concurrent.CompletableFuture<String> | java.util.concurrent.CompletableFuture<java.lang.String> (a java.util.concurrent.CompletionStage)",
             "java.util.concurrent.Future<String>      | java.util.concurrent.Future<java.lang.String>",
-            "Thread                                   | java.lang.Thread"})
+            "Thread                                   | java.lang.Thread",
+            "java.util.concurrent.Flow.Publisher<String> | java.util.concurrent.Flow$Publisher<java.lang.String>"})
     void aReturnTypeThatCannotBeReplayedIsRefusedAtTheMethod(String declared, String shown) {
         JavaFileObject bad = reports(declared);
         Compilation c = compile(bad);
         assertThat(c).hadErrorCount(1);
         int a = shown.indexOf("(a ");
         String refused = a >= 0 ? shown.substring(a + 3, shown.length() - 1) : shown.replaceAll("<.*", "");
+        // the message names types as operations.json does, by binary name (Flow$Publisher)
         assertThat(c).hadErrorContaining("Reports.export returns " + shown + ", which cannot be recorded and"
                 + " replayed: " + UnreplayableTypes.all().get(refused) + "; return a materialized value instead (a"
                 + " List, a record, a byte[])").inFile(bad).onLineContaining("export(");

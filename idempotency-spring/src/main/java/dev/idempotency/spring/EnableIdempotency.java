@@ -37,7 +37,8 @@ import org.springframework.core.Ordered;
  *       (docs/tiers.md). Declare your own {@code IdempotencyAdmin} bean to replace it; without a store bean (an
  *       executor bean of your own on a store that is no bean) none is registered;</li>
  *   <li>the {@link IdempotentAspect}, with the context's {@link KeyResolver} bean if there is one (that is how key
- *       expressions opt in to type, constructor or bean references), or the restricted default;</li>
+ *       expressions opt in to type, constructor or bean references), or the restricted default, and an advisor that
+ *       applies it to methods annotated {@code @Idempotent}, or implementing or overriding a method that is;</li>
  *   <li>AspectJ-annotation auto-proxying ({@code @EnableAspectJAutoProxy}, interface proxies where a bean has
  *       interfaces, as Spring does by default).</li>
  * </ul>

@@ -30,13 +30,18 @@ import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitializat
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.Ordered;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.util.ClassUtils;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Spring Boot auto-configuration of {@code @Idempotent}: one dependency and a few {@code idempotency.*} properties
- * ({@link IdempotencyProperties}). It registers, each only when the application has no bean of that type:
+ * ({@link IdempotencyProperties}). It registers, each only when the application has no bean of that type (the
+ * store's schema initializer only with the store it registers):
  * <ul>
  *   <li>a {@link JdbcIdempotencyStore} on the application's {@code DataSource} (when there is exactly one, and
  *       {@code idempotency-jdbc-store} is on the class path), with a database initializer that creates its table
@@ -51,6 +56,8 @@ import tools.jackson.databind.json.JsonMapper;
  *   <li>the {@link IdempotentAspect}, as {@link EnableIdempotency} does, with {@code idempotency.default-ttl} and
  *       {@code idempotency.default-lock-timeout} applied.</li>
  * </ul>
+ * and, always, an {@link IdempotentAspectCustomizer} that applies those two properties; it runs before the
+ * application's own customizers, so that these can override them.
  * {@link IdempotencyPurgeAutoConfiguration} schedules the purge of expired records. {@code idempotency.enabled=false}
  * turns all of it off.
  */
@@ -153,13 +160,36 @@ public final class IdempotencyAutoConfiguration {
                 .build();
     }
 
-    /** Applies the default ttl and lock timeout properties to the aspect. */
+    /**
+     * Applies the default ttl and lock timeout properties to the aspect, first of all customizers, so that an
+     * application's own {@link IdempotentAspectCustomizer} has the last word.
+     */
     @Bean
     IdempotentAspectCustomizer idempotencyPropertiesAspectCustomizer(IdempotencyProperties properties) {
-        return aspect -> {
+        return new PropertiesAspectCustomizer(properties);
+    }
+
+    /** The properties, applied before every other customizer (see {@link Ordered#HIGHEST_PRECEDENCE}). */
+    private record PropertiesAspectCustomizer(IdempotencyProperties properties)
+            implements IdempotentAspectCustomizer, Ordered {
+
+        @Override
+        public void customize(IdempotentAspect aspect) {
             aspect.setDefaultTtl(properties.getDefaultTtl());
             aspect.setDefaultLockTimeout(properties.getDefaultLockTimeout());
-        };
+        }
+
+        @Override
+        public int getOrder() {
+            return Ordered.HIGHEST_PRECEDENCE;
+        }
+    }
+
+    /** Applies an {@link IdempotentAspect} bean the application declares itself, as it applies its own. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanDefinitionRegistryPostProcessor idempotencyAspectAdvisorRegistrar() {
+        return new IdempotentAdvisor.Registrar();
     }
 
     /** The aspect, as {@code @EnableIdempotency} registers it, unless the application registered it already. */
@@ -187,7 +217,6 @@ public final class IdempotencyAutoConfiguration {
         static class SchemaInitializationConfiguration {
 
             @Bean
-            @ConditionalOnMissingBean
             IdempotencySchemaInitializer idempotencySchemaInitializer(DataSource dataSource,
                     IdempotencyProperties properties) {
                 // describes the table of the store above; not that bean itself, which starts after initializers

@@ -69,8 +69,8 @@ class IdempotencyConfiguration implements ImportAware {
     }
 
     /**
-     * Registers the default executor only if no {@code IdempotentExecutor} bean is defined by then, and the default
-     * admin only if no {@code IdempotencyAdmin} bean is and there is one store (or a primary one) for it.
+     * Registers the advisor of every aspect bean, the default executor only if no {@code IdempotentExecutor} bean is
+     * defined by then, and the default admin only if no {@code IdempotencyAdmin} bean is and there is one store (or a primary one) for it.
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
@@ -87,17 +87,24 @@ class IdempotencyConfiguration implements ImportAware {
     /**
      * Builds the default executor from the context's beans (the factory method of the bean the registrar adds).
      *
-     * @throws IllegalStateException if the context has no {@code IdempotencyStore} bean
+     * @throws IllegalStateException if the context has no {@code IdempotencyStore} bean, or several and none of them
+     *                               primary
      */
     static IdempotentExecutor defaultExecutor(ObjectProvider<IdempotencyStore> store,
             ObjectProvider<ResultCodec> codec, ObjectProvider<JsonMapper> mapper, ObjectProvider<IdempotencyScope> scope,
             ObjectProvider<ConfirmationGate> gate, ObjectProvider<IdempotencyListener> listeners,
             ObjectProvider<IdempotencyObserver> observer, ObjectProvider<Clock> clock) {
-        IdempotencyStore theStore = store.getIfAvailable();
+        IdempotencyStore theStore = store.getIfUnique();
         if (theStore == null) {
-            throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean, such as "
-                    + "JdbcIdempotencyStore.builder(dataSource).build() (or new InMemoryIdempotencyStore() in tests), "
-                    + "or an IdempotentExecutor bean of your own");
+            long count = store.stream().count();
+            if (count > 1) {
+                throw new IllegalStateException("@EnableIdempotency found " + count + " IdempotencyStore beans and "
+                        + "none is @Primary: mark the one the idempotent methods use @Primary, or declare an "
+                        + "IdempotentExecutor bean of your own");
+            }
+            throw new IllegalStateException("@EnableIdempotency needs an IdempotencyStore bean and there is none: "
+                    + "declare one, such as JdbcIdempotencyStore.builder(dataSource).build() (or new "
+                    + "InMemoryIdempotencyStore() in tests), or an IdempotentExecutor bean of your own");
         }
         IdempotentExecutor.Builder builder = IdempotentExecutor.builder(theStore)
                 .transactions(SpringTransactionBridge.INSTANCE);
@@ -162,6 +169,7 @@ class IdempotencyConfiguration implements ImportAware {
             if (!(registry instanceof ListableBeanFactory factory)) {
                 return;
             }
+            IdempotentAdvisor.registerFor(registry, factory);
             if (factory.getBeanNamesForType(IdempotentExecutor.class, true, false).length == 0
                     && !registry.containsBeanDefinition(EXECUTOR_BEAN_NAME)) {
                 register(registry, EXECUTOR_BEAN_NAME, "defaultExecutor", IdempotentExecutor.class);

@@ -7,7 +7,6 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.context.annotation.Bean;
 import org.springframework.scheduling.TaskScheduler;
@@ -15,7 +14,9 @@ import org.springframework.scheduling.TaskScheduler;
 /**
  * Schedules the purge of expired records ({@link JdbcPurgeJob}, which works on any {@link IdempotencyStore}) on the
  * application's {@link TaskScheduler}, or on a thread of its own when there is none, every
- * {@code idempotency.purge.interval}; {@code idempotency.purge.enabled=false} switches it off. Separate from
+ * {@code idempotency.purge.interval}; {@code idempotency.purge.enabled=false} switches it off. It needs
+ * {@code idempotency-jdbc-store} on the class path (where {@link JdbcPurgeJob} lives), even with a store of another
+ * kind; without it, nothing is scheduled. Separate from
  * {@link IdempotencyAutoConfiguration} so that it runs after the store is defined, whoever defines it.
  */
 @AutoConfiguration(after = IdempotencyAutoConfiguration.class)
@@ -26,7 +27,6 @@ import org.springframework.scheduling.TaskScheduler;
 public final class IdempotencyPurgeAutoConfiguration {
 
     @Bean
-    @ConditionalOnMissingBean
     IdempotencyPurgeScheduler idempotencyPurgeScheduler(IdempotencyStore store, ObjectProvider<Clock> clock,
             ObjectProvider<TaskScheduler> scheduler, IdempotencyProperties properties) {
         IdempotencyProperties.Purge purge = properties.getPurge();

@@ -16,38 +16,69 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.stream.Collectors;
-import org.aspectj.lang.ProceedingJoinPoint;
-import org.aspectj.lang.annotation.Around;
-import org.aspectj.lang.annotation.Aspect;
-import org.aspectj.lang.reflect.MethodSignature;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.Pointcut;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.Ordered;
-import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotation;
+import org.springframework.core.annotation.MergedAnnotations;
+import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
  * Applies {@link Idempotent} to Spring beans: evaluates the key, then lets {@link IdempotentExecutor} claim it, run the
  * method or replay its recorded result. {@code @EnableIdempotency} registers it; it works on JDK interface proxies
- * and CGLIB class proxies alike (the annotation goes on the implementation's method).
+ * and CGLIB class proxies alike. It applies to the method that runs when that method, or a method it implements or
+ * overrides (an interface's, a superclass's), is annotated: an implementation that does not repeat the annotation is
+ * protected all the same, as {@code @Transactional} is. The annotation nearest the running method wins, and the
+ * default operation name is that of the method that carries it ({@code PaymentGateway.charge}), as in the processor's
+ * {@code operations.json}. ({@link #POINTCUT})
  *
  * <p><b>Ordering.</b> The aspect has {@link Ordered#LOWEST_PRECEDENCE} by default, so that it runs <em>inside</em> a
  * {@code @Transactional} on the same method: the claim of the key is written in that transaction and commits or
- * rolls back with the method's own writes. (With equal orders, Spring applies advisor beans such as the transaction
- * advisor outside {@code @Aspect} advice.) Retry advice belongs outside both.
+ * rolls back with the method's own writes. (With equal orders, Spring applies advisors in the order their beans are
+ * defined; {@code @EnableIdempotency} defines the aspect's advisor after every configuration class, so after the
+ * transaction advisor.) Retry advice belongs outside both.
+ *
+ * <p>It is a {@link MethodInterceptor}, applied by an advisor on {@link #POINTCUT}: {@code @EnableIdempotency} (and
+ * the Boot auto-configuration) define one for every bean of this type.
  *
  * <p>Per method, everything is worked out once at its first call and cached: the {@link IdempotentOperation}, the
  * parsed key expression, the compensation method. A misconfigured annotation (a bad {@code ttl}, a missing
  * {@code compensate} method, a key expression that does not parse) fails that first call with a message naming the
  * method, and the method does not run.
  */
-@Aspect
-public class IdempotentAspect implements Ordered {
+public class IdempotentAspect implements MethodInterceptor, Ordered {
+
+    /**
+     * Where the advice applies: methods annotated {@link Idempotent}, or overriding or implementing one that is
+     * (Java does not inherit method annotations, this pointcut looks for them in the type hierarchy), except
+     * {@link Tier#READ_ONLY} ones: those are not advised at all, so they cost exactly what a plain call costs.
+     */
+    public static final Pointcut POINTCUT = new StaticMethodMatcherPointcut() {
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+            Idempotent found = idempotent(AopUtils.getMostSpecificMethod(method, targetClass)).orElse(null);
+            return found != null && found.tier() != Tier.READ_ONLY;
+        }
+    };
+
+    /** The {@code @Idempotent} of a method, on it or on the method it overrides or implements. */
+    private static Optional<Idempotent> idempotent(Method method) {
+        MergedAnnotation<Idempotent> found = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
+                .get(Idempotent.class);
+        return found.isPresent() ? Optional.of(found.synthesize()) : Optional.empty();
+    }
 
     private static final String DEFAULT_TTL = defaultOf("ttl");
     private static final String DEFAULT_LOCK_TIMEOUT = defaultOf("lockTimeout");
@@ -71,20 +102,21 @@ public class IdempotentAspect implements Ordered {
     }
 
     /** The advice: runs the annotated method at most once per key. */
-    @Around("@annotation(dev.idempotency.Idempotent)")
-    public @Nullable Object around(ProceedingJoinPoint pjp) throws Throwable {
-        Object target = pjp.getTarget();
-        Method invoked = ((MethodSignature) pjp.getSignature()).getMethod();
-        Class<?> targetClass = target != null ? ClassUtils.getUserClass(target) : invoked.getDeclaringClass();
-        Descriptor d = descriptor(invoked, targetClass);
+    @Override
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+        Object target = invocation.getThis();
+        Method invoked = invocation.getMethod();
+        Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : invoked.getDeclaringClass();
+        Descriptor d = descriptor(invoked, ClassUtils.getUserClass(targetClass));
         if (d.operation.tier() == Tier.READ_ONLY) {
-            return pjp.proceed();
+            return invocation.proceed();
         }
-        Object[] args = pjp.getArgs();
+        Object[] args = invocation.getArguments();
         String key = d.key.resolve(args);
+        Object proxy = invocation instanceof ProxyMethodInvocation pmi ? pmi.getProxy() : null;
         IdempotentExecutor.Compensation<Object> compensation = d.compensation == null ? null
-                : result -> d.compensation.invoke(pjp.getThis(), target, args, result);
-        return executor.execute(d.operation, key, args, pjp::proceed, compensation);
+                : result -> d.compensation.invoke(proxy, target, args, result);
+        return executor.execute(d.operation, key, args, invocation::proceed, compensation);
     }
 
     private Descriptor descriptor(Method invoked, Class<?> targetClass) {
@@ -103,18 +135,19 @@ public class IdempotentAspect implements Ordered {
 
     private Descriptor describe(Method invoked, Class<?> targetClass) {
         Method method = AopUtils.getMostSpecificMethod(invoked, targetClass);
-        Idempotent ann = AnnotatedElementUtils.findMergedAnnotation(method, Idempotent.class);
-        if (ann == null) {
-            ann = AnnotatedElementUtils.findMergedAnnotation(invoked, Idempotent.class);
-        }
-        if (ann == null) {
+        // as the pointcut matches: on this method, or inherited from the method it overrides or implements
+        MergedAnnotation<Idempotent> found = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
+                .get(Idempotent.class);
+        if (!found.isPresent() || !(found.getSource() instanceof Method annotated)) {
             throw new IllegalStateException("no @Idempotent on " + signature(method));
         }
+        Idempotent ann = found.synthesize();
         String signature = signature(method);
         String description = ann.tier() == Tier.READ_ONLY ? signature
                 : signature + " key \"" + ann.key() + "\"";
+        // the default name comes from the method that carries the annotation, as the processor names it
         String name = ann.operation().isBlank()
-                ? method.getDeclaringClass().getSimpleName() + "." + method.getName()
+                ? annotated.getDeclaringClass().getSimpleName() + "." + annotated.getName()
                 : ann.operation().trim();
         IdempotentOperation<Object> operation = IdempotentOperation
                 .builder(name, ann.tier(), ResultType.ofType(method.getGenericReturnType()))
@@ -122,14 +155,16 @@ public class IdempotentAspect implements Ordered {
                         : Durations.parse(ann.ttl(), "ttl of " + signature))
                 .lockTimeout(defaultLockTimeout != null && ann.lockTimeout().equals(DEFAULT_LOCK_TIMEOUT)
                         ? defaultLockTimeout : Durations.parse(ann.lockTimeout(), "lockTimeout of " + signature))
-                .ignoredArguments(ignored(method, invoked))
+                .ignoredArguments(ignored(method, invoked, annotated))
                 .replayExceptions(ann.replayExceptions())
                 .description(description)
                 .build();
         if (ann.tier() == Tier.READ_ONLY) {
             return new Descriptor(operation, null, null);
         }
-        KeyResolver.Key key = keys.compile(method, ann.key(), description);
+        // the key names the parameters of the method that carries it (an implementation may rename them), as the
+        // processor checked it
+        KeyResolver.Key key = keys.compile(annotated, ann.key(), description);
         Compensator compensation = null;
         if (!ann.compensate().isBlank()) {
             if (ann.tier() != Tier.REVERSIBLE) {
@@ -142,13 +177,15 @@ public class IdempotentAspect implements Ordered {
         return new Descriptor(operation, key, compensation);
     }
 
-    private static int[] ignored(Method method, Method invoked) {
+    private static int[] ignored(Method method, Method invoked, Method annotated) {
         Parameter[] specific = method.getParameters();
         Parameter[] declared = invoked.getParameters();
+        Parameter[] inherited = annotated.getParameters();
         List<Integer> positions = new ArrayList<>();
         for (int i = 0; i < specific.length; i++) {
             if (specific[i].isAnnotationPresent(IdempotencyIgnore.class)
-                    || (i < declared.length && declared[i].isAnnotationPresent(IdempotencyIgnore.class))) {
+                    || (i < declared.length && declared[i].isAnnotationPresent(IdempotencyIgnore.class))
+                    || (i < inherited.length && inherited[i].isAnnotationPresent(IdempotencyIgnore.class))) {
                 positions.add(i);
             }
         }

@@ -61,7 +61,10 @@ import org.springframework.expression.spel.support.StandardTypeLocator;
  *
  * <h2>What a key is</h2>
  * The expression's value, converted with {@code toString()} when it is not a {@code String} (a {@code Long} order
- * number is fine). Null, empty or blank: {@link IdempotencyKeyException} naming the method and the expression, and
+ * number is fine). A value whose class has no {@code toString()} of its own (a plain object, an array such as
+ * {@code #root.args}) is refused with {@link IdempotencyKeyException}: {@code Object}'s text names the instance, so
+ * every call would get a new key; key on its fields instead, e.g. {@code #order.id}. A {@code toString()} that throws
+ * is an {@link IdempotencyKeyException} too. Null, empty or blank: {@link IdempotencyKeyException} naming the method and the expression, and
  * the method does not run. An expression that fails (an unknown property, a method that throws, navigation through
  * null) is an {@link IdempotencyKeyException} naming the method, the expression and the cause.
  *
@@ -181,7 +184,8 @@ public final class KeyResolver {
         context.setPropertyAccessors(List.of(DataBindingPropertyAccessor.forReadOnlyAccess()));
         context.setMethodResolvers(List.of(typeReferences ? new ReflectiveMethodResolver()
                 : DataBindingMethodResolver.forInstanceMethodInvocation()));
-        context.setTypeLocator(typeReferences ? new StandardTypeLocator(classLoader) : NO_TYPES);
+        // a constructor names its type too; T(...) itself stays refused by check() unless type references are allowed
+        context.setTypeLocator(typeReferences || constructors ? new StandardTypeLocator(classLoader) : NO_TYPES);
         if (!constructors) {
             context.setConstructorResolvers(new ArrayList<>());
         }
@@ -191,6 +195,25 @@ public final class KeyResolver {
             context.setBeanResolver(NO_BEANS);
         }
         return context;
+    }
+
+    /** Whether a class's {@code toString()} is more than {@code Object}'s identity text; arrays have none. */
+    private static final ClassValue<Boolean> OWN_TO_STRING = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            if (type.isArray()) {
+                return false;
+            }
+            try {
+                return type.getMethod("toString").getDeclaringClass() != Object.class;
+            } catch (NoSuchMethodException e) {
+                return false; // an interface type cannot be a runtime class; kept for completeness
+            }
+        }
+    };
+
+    private static String typeName(Class<?> type) {
+        return type.isArray() ? type.getComponentType().getName() + "[] (an array)" : type.getName();
     }
 
     private static final TypeLocator NO_TYPES = typeName -> {
@@ -212,7 +235,7 @@ public final class KeyResolver {
      *
      * @param args the arguments of the call
      */
-    public record Root(Object[] args) {
+    record Root(Object[] args) {
         /** The arguments of the call, for {@code #root.args}. */
         @Override
         public Object[] args() {
@@ -253,7 +276,9 @@ public final class KeyResolver {
          * @param args the call's arguments, in parameter order
          * @return the key: never null or blank
          * @throws IdempotencyKeyException naming the method and the expression, if the value is null, empty or blank,
-         *                                 or the evaluation failed (with the cause)
+         *                                 of a class without a {@code toString()} of its own (an array, a plain
+         *                                 object), or the evaluation or its {@code toString()} failed (with the
+         *                                 cause)
          */
         public String resolve(Object[] args) {
             Object[] arguments = args == null ? new Object[0] : args;
@@ -277,7 +302,22 @@ public final class KeyResolver {
             if (value == null) {
                 throw new IdempotencyKeyException(description + ": the key is null");
             }
-            String key = value instanceof String s ? s : value.toString();
+            String key;
+            if (value instanceof String s) {
+                key = s;
+            } else {
+                if (!OWN_TO_STRING.get(value.getClass())) {
+                    // Object.toString() is the identity: a new key at every call, so nothing would ever replay
+                    throw new IdempotencyKeyException(description + ": the key is a " + typeName(value.getClass())
+                            + ", which has no toString() of its own: its text names the instance, a new key at"
+                            + " every call; key on its fields, e.g. #order.id");
+                }
+                try {
+                    key = value.toString();
+                } catch (RuntimeException e) {
+                    throw new IdempotencyKeyException(description + ": the key's toString() failed: " + e, e);
+                }
+            }
             if (key == null || key.isEmpty()) {
                 throw new IdempotencyKeyException(description + ": the key is empty");
             }

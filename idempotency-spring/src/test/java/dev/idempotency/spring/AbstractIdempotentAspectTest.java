@@ -134,6 +134,16 @@ abstract class AbstractIdempotentAspectTest {
     }
 
     @Test
+    void readOnlyMethodsAreNotAdvisedAtAllSoTheyCostWhatAPlainCallCosts() throws Exception {
+        org.springframework.aop.MethodMatcher matcher = IdempotentAspect.POINTCUT.getMethodMatcher();
+        java.lang.reflect.Method find = OrderService.class.getMethod("find", String.class);
+        java.lang.reflect.Method reserve = OrderService.class.getMethod("reserve", String.class, int.class);
+
+        assertThat(matcher.matches(find, OrderService.class)).isFalse();
+        assertThat(matcher.matches(reserve, OrderService.class)).isTrue();
+    }
+
+    @Test
     void sixteenThreadsWithOneKeyRunTheMethodOnceAndAllGetTheSameReceipt() throws Exception {
         int threads = 16;
         int claimsBefore = store.claimsStarted.get();

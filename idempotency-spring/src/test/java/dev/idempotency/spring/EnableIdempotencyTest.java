@@ -149,7 +149,29 @@ class EnableIdempotencyTest {
     @Test
     void withoutAStoreTheContextFailsSayingWhatToDeclare() {
         assertThatThrownBy(() -> new AnnotationConfigApplicationContext(WithoutStore.class).close())
-                .hasStackTraceContaining("@EnableIdempotency needs an IdempotencyStore bean");
+                .hasStackTraceContaining("@EnableIdempotency needs an IdempotencyStore bean and there is none");
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    @Import(Counter.class)
+    static class WithTwoStoresNeitherPrimary {
+        @Bean
+        IdempotencyStore oneStore() {
+            return new InMemoryIdempotencyStore();
+        }
+
+        @Bean
+        IdempotencyStore otherStore() {
+            return new InMemoryIdempotencyStore();
+        }
+    }
+
+    @Test
+    void withSeveralStoresAndNoPrimaryTheContextFailsSayingToMarkOne() {
+        assertThatThrownBy(() -> new AnnotationConfigApplicationContext(WithTwoStoresNeitherPrimary.class).close())
+                .hasStackTraceContaining("@EnableIdempotency found 2 IdempotencyStore beans and none is @Primary:"
+                        + " mark the one the idempotent methods use @Primary");
     }
 
     @Configuration(proxyBeanMethods = false)

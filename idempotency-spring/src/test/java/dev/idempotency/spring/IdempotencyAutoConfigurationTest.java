@@ -216,6 +216,27 @@ class IdempotencyAutoConfigurationTest {
     static class EnableIdempotencyConfiguration {
     }
 
+    @Configuration(proxyBeanMethods = false)
+    static class OwnCustomizer {
+        @Bean
+        IdempotentAspectCustomizer threeDays() {
+            return aspect -> aspect.setDefaultTtl(Duration.ofDays(3));
+        }
+    }
+
+    @Test
+    void anApplicationsCustomizerOverridesTheProperties() {
+        runner.withUserConfiguration(InMemoryStoreConfiguration.class, OwnCustomizer.class)
+                .withPropertyValues("idempotency.default-ttl=7d")
+                .run(context -> {
+                    context.getBean(Greeter.class).greet("K1", "ann");
+                    IdempotencyRecord r = record(context.getBean(InMemoryIdempotencyStore.class), "Greeter.greet",
+                            "K1");
+                    assertThat(Duration.between(r.createdAt(), r.expiresAt()))
+                            .isBetween(Duration.ofDays(3), Duration.ofDays(3).plusSeconds(5));
+                });
+    }
+
     @Test
     void propertiesAreBoundAndTheDefaultsApplyWhereTheAnnotationLeavesItsOwn() {
         runner.withUserConfiguration(InMemoryStoreConfiguration.class)
@@ -413,6 +434,30 @@ class IdempotencyAutoConfigurationTest {
             assertThat(new JdbcTemplate(context.getBean(DataSource.class)).queryForObject(
                     "SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = 'IDEMPOTENCY_RECORD'",
                     Integer.class)).isZero();
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnAspect {
+        @Bean
+        IdempotentAspect ownAspect(IdempotentExecutor executor) {
+            IdempotentAspect aspect = new IdempotentAspect(executor);
+            aspect.setDefaultTtl(Duration.ofDays(2));
+            return aspect;
+        }
+    }
+
+    @Test
+    void anAspectOfTheApplicationsOwnReplacesTheAutoConfiguredOneAndIsApplied() {
+        runner.withUserConfiguration(InMemoryStoreConfiguration.class, OwnAspect.class).run(context -> {
+            assertThat(context).hasNotFailed().getBeans(IdempotentAspect.class).containsOnlyKeys("ownAspect");
+            Greeter greeter = context.getBean(Greeter.class);
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
+            assertThat(greeter.runs()).isEqualTo(1);
+            IdempotencyRecord r = record(context.getBean(InMemoryIdempotencyStore.class), "Greeter.greet", "K1");
+            assertThat(Duration.between(r.createdAt(), r.expiresAt()))
+                    .isBetween(Duration.ofDays(2), Duration.ofDays(2).plusSeconds(5));
         });
     }
 

@@ -140,4 +140,74 @@ class KeyResolverTest {
         assertThatThrownBy(() -> resolve(typesOnly, "new java.io.File('x')"))
                 .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("constructors");
     }
+
+    /** A plain object whose toString() is Object's: "Pojo@1b6d3586", another text for every instance. */
+    public static class Pojo {
+        public String getId() {
+            return "P-1";
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static void keyed(Pojo pojo, String text) {
+    }
+
+    static final class Throwing {
+        @Override
+        public String toString() {
+            throw new IllegalStateException("no text today");
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static void throwing(Throwing value) {
+    }
+
+    @Test
+    void aValueWithoutItsOwnToStringIsRefusedNamingItsType() throws Exception {
+        Method keyed = KeyResolverTest.class.getDeclaredMethod("keyed", Pojo.class, String.class);
+        Object[] call = {new Pojo(), "abc"};
+        KeyResolver resolver = KeyResolver.create();
+        assertThatThrownBy(() -> resolver.compile(keyed, "#pojo", "keyed key \"#pojo\"").resolve(call))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessage("keyed key \"#pojo\": the key is a " + Pojo.class.getName() + ", which has no toString()"
+                        + " of its own: its text names the instance, a new key at every call; key on its fields, e.g."
+                        + " #order.id");
+        assertThatThrownBy(() -> resolver.compile(keyed, "#root.args", "keyed key \"#root.args\"").resolve(call))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessageStartingWith("keyed key \"#root.args\": the key is a java.lang.Object[] (an array)");
+        assertThatThrownBy(() -> resolver.compile(keyed, "#text.bytes", "keyed").resolve(call))
+                .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("the key is a byte[] (an array)");
+        // the same call, twice: the check is per class and cached, and a property of the object is a fine key
+        assertThatThrownBy(() -> resolver.compile(keyed, "#pojo", "keyed").resolve(call))
+                .isInstanceOf(IdempotencyKeyException.class);
+        assertThat(resolver.compile(keyed, "#pojo.id", "keyed").resolve(call)).isEqualTo("P-1");
+        assertThat(resolver.compile(keyed, "#root.args[1]", "keyed").resolve(call)).isEqualTo("abc");
+    }
+
+    @Test
+    void aToStringThatThrowsIsAKeyException() throws Exception {
+        Method throwing = KeyResolverTest.class.getDeclaredMethod("throwing", Throwing.class);
+        assertThatThrownBy(() -> KeyResolver.create().compile(throwing, "#value", "throwing key \"#value\"")
+                .resolve(new Object[] {new Throwing()}))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessage("throwing key \"#value\": the key's toString() failed: java.lang.IllegalStateException:"
+                        + " no text today")
+                .hasCauseInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void constructorsAloneConstructButTypeReferencesStayRefused() {
+        KeyResolver constructorsOnly = KeyResolver.builder().allowConstructors().build();
+        assertThat(resolve(constructorsOnly, "new java.lang.StringBuilder(#approvalNo).reverse()")).isEqualTo("1-A");
+        assertThatThrownBy(() -> resolve(constructorsOnly, "T(java.lang.Math).abs(-#amount)"))
+                .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("type references");
+    }
+
+    @Test
+    void theRootObjectIsReadableThoughItsTypeIsNotPublic() {
+        assertThat(KeyResolver.Root.class.getModifiers() & java.lang.reflect.Modifier.PUBLIC).isZero();
+        assertThat(resolve("#root.args[0] + #root.getArgs()[3]")).isEqualTo("A-142");
+        assertThat(resolve(KeyResolver.builder().allowConstructors().build(), "#root.args[1].id")).isEqualTo("C-7");
+    }
 }

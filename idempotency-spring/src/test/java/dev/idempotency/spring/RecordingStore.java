@@ -1,5 +1,8 @@
 package dev.idempotency.spring;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -17,6 +20,8 @@ final class RecordingStore implements IdempotencyStore {
     final AtomicInteger calls = new AtomicInteger();
     final AtomicInteger claimsStarted = new AtomicInteger();
     final AtomicBoolean poisoned = new AtomicBoolean();
+    /** For each claim, whether a Spring transaction was active when it was made. */
+    final List<Boolean> claimsInTransaction = new CopyOnWriteArrayList<>();
 
     RecordingStore(IdempotencyStore delegate) {
         this.delegate = delegate;
@@ -33,6 +38,7 @@ final class RecordingStore implements IdempotencyStore {
     public ClaimResult claim(ClaimRequest request) {
         touch("claim");
         claimsStarted.incrementAndGet();
+        claimsInTransaction.add(TransactionSynchronizationManager.isActualTransactionActive());
         return delegate.claim(request);
     }
 
