@@ -42,12 +42,18 @@ def caller(e):
         if t.startswith(OURS) and "jmh_generated" not in t:
             return t.rsplit("/", 1)[-1] + "." + f["method"]["name"]
     return "(other)"
-reads = collections.Counter(caller(e) for e in events("jdk.SocketRead"))
+def micros(d):  # JFR durations print as ISO-8601, e.g. "PT0.000123S"
+    return float(d[2:-1]) * 1e6 if d.startswith("PT") and d.endswith("S") else 0.0
+reads, waited = collections.Counter(), collections.Counter()
+for e in events("jdk.SocketRead"):
+    reads[caller(e)] += 1
+    waited[caller(e)] += micros(e["values"]["duration"])
 commits = sum(n for k, n in reads.items() if "doCommit" in k) or 1
 print(f"throughput {score:,.0f} tx/s; {commits:,} commits recorded; {sum(reads.values()):,} socket reads: "
-      f"{sum(reads.values()) / commits:.1f} per transaction, by caller:")
+      f"{sum(reads.values()) / commits:.1f} per transaction, {sum(waited.values()) / commits:,.0f} us waited on them;"
+      f" by caller (reads, us waited, per transaction):")
 for k, n in reads.most_common(15):
-    print(f"  {n / commits:5.2f}  {k}")
+    print(f"  {n / commits:5.2f} {waited[k] / commits:8,.0f} us  {k}")
 samples = events("jdk.ExecutionSample")
 top = collections.Counter()
 for e in samples:

@@ -20,7 +20,7 @@ GUARDS = {
     "c": "(c) by hand (floor)",
     "d": "(d) Spring Integration",
     "e": "(e) Camel",
-    "f": "(f) = (c) + the store's 5 statements",
+    "f": "(f) = (c) + the old claim's 5 statements",
 }
 COLORS = {"a": "#9e9e9e", "b": "#1f77b4", "c": "#2ca02c", "d": "#ff7f0e", "e": "#d62728", "f": "#9467bd"}
 BEGIN, END = "<!-- generated:begin -->", "<!-- generated:end -->"
