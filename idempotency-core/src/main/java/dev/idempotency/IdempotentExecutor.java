@@ -411,23 +411,7 @@ public final class IdempotentExecutor {
                 Throwable thrown) {
             byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
             try {
-                if (transactional || !transactions.isTransactionActive()) {
-                    record(owned, data, millis(now().plus(op.ttl())));
-                } else {
-                    transactions.afterCompletion(committed -> {
-                        try {
-                            if (committed) {
-                                record(owned, data, millis(now().plus(op.ttl())));
-                            } else {
-                                store.release(owned.keyHash(), owned.leaseUntil());
-                            }
-                        } catch (RuntimeException e) {
-                            LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")
-                                    + " the exception outcome of " + op.name() + " key '" + readable + "' after the"
-                                    + " transaction ended; the claim stays in flight until its lease ends", e);
-                        }
-                    });
-                }
+                recordOnCommit(owned, transactional, transactions.isTransactionActive(), data);
             } catch (IdempotencyException e) {
                 thrown.addSuppressed(e);
                 return;
@@ -492,28 +476,35 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
                         : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
             }
-            if (transactional || !inTransaction) {
-                // the claim lives in the caller's transaction (the result commits with it), or there is none
-                record(owned, data, millis(now().plus(op.ttl())));
-            } else {
-                // the store cannot join the caller's transaction: keep the claim in flight until it ends, so that
-                // no duplicate replays a result whose writes are then rolled back
-                transactions.afterCompletion(committed -> {
-                    try {
-                        if (committed) {
-                            record(owned, data, millis(now().plus(op.ttl())));
-                        } else {
-                            store.release(owned.keyHash(), owned.leaseUntil());
-                        }
-                    } catch (RuntimeException e) {
-                        LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")
-                                + " the outcome of " + op.name() + " key '" + readable
-                                + "' after the transaction ended; the claim stays in flight until its lease ends", e);
-                    }
-                });
-            }
+            recordOnCommit(owned, transactional, inTransaction, data);
             publish(Outcome.EXECUTED, claimNanos);
             return value;
+        }
+
+        /**
+         * Records an outcome (a value or a declared exception) with the commit of the caller's transaction: at once
+         * when the claim lives in that transaction (it commits with it) or there is none; otherwise after the
+         * transaction ends, so that no duplicate replays an outcome whose writes are then rolled back (a rollback
+         * releases the key instead).
+         */
+        private void recordOnCommit(ClaimRequest owned, boolean transactional, boolean inTransaction, byte[] data) {
+            if (transactional || !inTransaction) {
+                record(owned, data, millis(now().plus(op.ttl())));
+                return;
+            }
+            transactions.afterCompletion(committed -> {
+                try {
+                    if (committed) {
+                        record(owned, data, millis(now().plus(op.ttl())));
+                    } else {
+                        store.release(owned.keyHash(), owned.leaseUntil());
+                    }
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")
+                            + " the outcome of " + op.name() + " key '" + readable
+                            + "' after the transaction ended; the claim stays in flight until its lease ends", e);
+                }
+            });
         }
 
         private void record(ClaimRequest owned, byte[] data, Instant expiresAt) {

@@ -5,10 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ClaimRequest;
-import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
-import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.io.IOException;
 import java.net.URL;
@@ -21,7 +20,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -231,52 +229,20 @@ class IdempotencyAdminTest {
     // ---- the operator's decision lands only on the state the operator saw --------------------------------------
 
     /** A store that runs a concurrent change once, right after the next {@code find}: what the operator read. */
-    private static final class RacingStore implements IdempotencyStore {
-        private final InMemoryIdempotencyStore delegate = new InMemoryIdempotencyStore();
+    private static final class RacingStore extends ForwardingStore {
         private final List<Runnable> afterFind = new ArrayList<>();
 
-        @Override
-        public ClaimResult claim(ClaimRequest request) {
-            return delegate.claim(request);
-        }
-
-        @Override
-        public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
-            return delegate.takeOver(request, observed);
-        }
-
-        @Override
-        public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
-            return delegate.complete(keyHash, leaseUntil, result, expiresAt);
-        }
-
-        @Override
-        public boolean release(byte[] keyHash, Instant leaseUntil) {
-            return delegate.release(keyHash, leaseUntil);
+        RacingStore() {
+            super(new InMemoryIdempotencyStore());
         }
 
         @Override
         public Optional<IdempotencyRecord> find(byte[] keyHash) {
-            Optional<IdempotencyRecord> found = delegate.find(keyHash);
+            Optional<IdempotencyRecord> found = super.find(keyHash);
             if (!afterFind.isEmpty()) {
                 afterFind.remove(0).run();
             }
             return found;
-        }
-
-        @Override
-        public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
-            return delegate.markNeedsReview(keyHash, leaseUntil);
-        }
-
-        @Override
-        public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
-            return delegate.resolve(observed, result, expiresAt);
-        }
-
-        @Override
-        public int purgeExpired(Instant now, int batchSize) {
-            return delegate.purgeExpired(now, batchSize);
         }
     }
 
