@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  * even under REPEATABLE READ, whose plain reads would keep showing the snapshot (where the row may not exist yet).
  *
  * <p>The wait is {@code innodb_lock_wait_timeout}, in whole seconds (at least one), set for the session around the
- * statement and put back after. A lock wait timeout rolls back only the statement (unless the server runs with
+ * statement and put back after (the session's value is saved in a user variable by the same {@code SET}: one round
+ * trip to set, one to restore). A lock wait timeout rolls back only the statement (unless the server runs with
  * {@code innodb_rollback_on_timeout}), so the caller's transaction stays usable.
  *
  * <p>{@code DATETIME(3)} has no time zone: instants are written and read as UTC {@link LocalDateTime}s, which the
@@ -38,8 +39,11 @@ final class MySqlDialect extends JdbcDialect {
     private static final int ER_LOCK_DEADLOCK = 1213;
     private static final AtomicLong CLAIM_TOKENS = new AtomicLong(System.nanoTime());
 
-    private static final String SHOW_LOCK_TIMEOUT = "SELECT @@SESSION.innodb_lock_wait_timeout";
-    private static final String SET_LOCK_TIMEOUT = "SET SESSION innodb_lock_wait_timeout = ?";
+    // assignments of one SET run left to right: the session's value is saved before ours replaces it
+    private static final String SAVE_AND_SET_LOCK_TIMEOUT = "SET @idempotency_lock_wait = "
+            + "@@SESSION.innodb_lock_wait_timeout, SESSION innodb_lock_wait_timeout = ?";
+    private static final String RESTORE_LOCK_TIMEOUT =
+            "SET SESSION innodb_lock_wait_timeout = @idempotency_lock_wait";
     private static final String READ_CLAIM_TOKEN = "SELECT @idempotency_claim_token";
 
     private static final Statements STATEMENTS = Statements.standard(
@@ -97,18 +101,18 @@ final class MySqlDialect extends JdbcDialect {
     @Override
     <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
             throws SQLException {
-        long previous;
-        try (PreparedStatement ps = con.prepareStatement(SHOW_LOCK_TIMEOUT); ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            previous = rs.getLong(1);
-        }
         long seconds = atLeastOneSecond(timeout);
         try {
-            if (seconds == previous) {
-                return work.run();
+            // one round trip: the session's own value is kept in a user variable as ours is set
+            try (PreparedStatement ps = con.prepareStatement(SAVE_AND_SET_LOCK_TIMEOUT)) {
+                ps.setLong(1, seconds);
+                ps.execute();
             }
-            setLockTimeout(con, seconds);
-            return thenRestore(work, () -> setLockTimeout(con, previous));
+            return thenRestore(work, () -> {
+                try (PreparedStatement ps = con.prepareStatement(RESTORE_LOCK_TIMEOUT)) {
+                    ps.execute();
+                }
+            });
         } catch (SQLException e) {
             if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
                 throw new LockTimeout(e);
@@ -118,13 +122,6 @@ final class MySqlDialect extends JdbcDialect {
                 throw new SerializationConflict(e);
             }
             throw e;
-        }
-    }
-
-    private static void setLockTimeout(Connection con, long seconds) throws SQLException {
-        try (PreparedStatement ps = con.prepareStatement(SET_LOCK_TIMEOUT)) {
-            ps.setLong(1, seconds);
-            ps.execute();
         }
     }
 
