@@ -125,12 +125,22 @@ class IdempotentExecutorTest {
         int threads = 16;
         pool = Executors.newFixedThreadPool(threads);
         CountDownLatch start = new CountDownLatch(1);
+        CountDownLatch claimed = new CountDownLatch(threads);
+        IdempotentExecutor counted = IdempotentExecutor.builder(new ForwardingStore(store) {
+            @Override
+            public dev.idempotency.store.ClaimResult claim(dev.idempotency.store.ClaimRequest request) {
+                dev.idempotency.store.ClaimResult r = super.claim(request);
+                claimed.countDown();
+                return r;
+            }
+        }).build();
         List<Future<Receipt>> answers = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
             answers.add(pool.submit(() -> {
                 start.await();
-                return executor.execute(CREATE, "APPROVAL:16", new Object[] {"16"}, () -> {
-                    Thread.sleep(50); // hold the claim while the others arrive
+                return counted.execute(CREATE, "APPROVAL:16", new Object[] {"16"}, () -> {
+                    // hold the claim until every caller has met it in the store
+                    assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
                     return order("o-" + runs.get());
                 });
             }));

@@ -17,6 +17,9 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -90,18 +93,21 @@ abstract class AbstractTransactionBehaviourTest {
     }
 
     /** Waits until {@code duplicate} blocks on a row lock of the table (it must not end before). */
-    protected void awaitWaitingForLock(CompletableFuture<?> duplicate) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!isWaitingForLock(table)) {
-            if (duplicate.isDone()) {
-                throw new AssertionError("the duplicate ended instead of waiting for the first transaction: "
-                        + duplicate.handle((r, e) -> e != null ? e : r).join());
-            }
-            assertThat(System.nanoTime()).as(() -> "a session waiting for a lock on " + table + "; sessions: "
-                    + lockDiagnostics()).isLessThan(deadline);
-            // polling the database's lock view, for want of an event; no faster than every 100 ms, because InnoDB
-            // refreshes INFORMATION_SCHEMA.INNODB_TRX only when it was not read in the last 100 ms
-            Thread.sleep(200);
+    protected void awaitWaitingForLock(CompletableFuture<?> duplicate) {
+        // polling the database's lock view, for want of an event; no faster than every 100 ms, because InnoDB
+        // refreshes INFORMATION_SCHEMA.INNODB_TRX only when it was not read in the last 100 ms
+        try {
+            Awaitility.await("a session waiting for a lock on " + table)
+                    .atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(200))
+                    .failFast(duplicate::isDone)
+                    .until(() -> isWaitingForLock(table));
+        } catch (TerminalFailureException e) {
+            throw new AssertionError("the duplicate ended instead of waiting for the first transaction: "
+                    + duplicate.handle((r, x) -> x != null ? x : r).join(), e);
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("no session waits for a lock on " + table + "; sessions: " + lockDiagnostics(),
+                    e);
         }
     }
 
