@@ -172,18 +172,25 @@ public final class KeyResolver {
         }
     }
 
+    // shared by every call, so that their reflective caches are warm: a context is per call (it holds the call's
+    // variables), what it resolves through is not
+    private static final DataBindingPropertyAccessor READ_ONLY_PROPERTIES =
+            DataBindingPropertyAccessor.forReadOnlyAccess();
+    private static final DataBindingMethodResolver INSTANCE_METHODS = DataBindingMethodResolver
+            .forInstanceMethodInvocation();
+    private static final ReflectiveMethodResolver ANY_METHODS = new ReflectiveMethodResolver();
+
     private EvaluationContext context(Root root, ClassLoader classLoader) {
         if (!typeReferences && !constructors && beanFactory == null) {
-            return SimpleEvaluationContext.forReadOnlyDataBinding()
-                    .withInstanceMethods()
+            return SimpleEvaluationContext.forPropertyAccessors(READ_ONLY_PROPERTIES)
+                    .withMethodResolvers(INSTANCE_METHODS)
                     .withAssignmentDisabled()
                     .withRootObject(root)
                     .build();
         }
         StandardEvaluationContext context = new StandardEvaluationContext(root);
-        context.setPropertyAccessors(List.of(DataBindingPropertyAccessor.forReadOnlyAccess()));
-        context.setMethodResolvers(List.of(typeReferences ? new ReflectiveMethodResolver()
-                : DataBindingMethodResolver.forInstanceMethodInvocation()));
+        context.setPropertyAccessors(List.of(READ_ONLY_PROPERTIES));
+        context.setMethodResolvers(List.of(typeReferences ? ANY_METHODS : INSTANCE_METHODS));
         // a constructor names its type too; T(...) itself stays refused by check() unless type references are allowed
         context.setTypeLocator(typeReferences || constructors ? new StandardTypeLocator(classLoader) : NO_TYPES);
         if (!constructors) {
@@ -248,6 +255,10 @@ public final class KeyResolver {
         }
     }
 
+    /** {@code #p0}/{@code #a0} ... for the usual parameter counts, made once rather than at every call. */
+    private static final String[][] INDEXED = java.util.stream.IntStream.range(0, 16)
+            .mapToObj(i -> new String[] {"p" + i, "a" + i}).toArray(String[][]::new);
+
     /** One method's parsed key expression: evaluate it for each call with {@link #resolve(Object[])}. */
     public static final class Key {
         private final KeyResolver resolver;
@@ -287,8 +298,8 @@ public final class KeyResolver {
                 if (names != null) {
                     context.setVariable(names[i], arguments[i]);
                 }
-                context.setVariable("p" + i, arguments[i]);
-                context.setVariable("a" + i, arguments[i]);
+                context.setVariable(i < INDEXED.length ? INDEXED[i][0] : "p" + i, arguments[i]);
+                context.setVariable(i < INDEXED.length ? INDEXED[i][1] : "a" + i, arguments[i]);
             }
             Object value;
             try {
