@@ -17,6 +17,7 @@ import dev.idempotency.cache.TestSupport.MutableClock;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
@@ -352,11 +353,17 @@ class CaffeinePrefilterTest {
      * Joins the caller's transaction the way the JDBC store does: inside one, a claim is an uncommitted write that
      * this transaction sees and a rollback undoes.
      */
-    private static final class TransactionJoiningStore implements IdempotencyStore {
-        private final InMemoryIdempotencyStore rows = new InMemoryIdempotencyStore();
+    private static final class TransactionJoiningStore extends ForwardingStore {
+        private final InMemoryIdempotencyStore rows;
         private final ManualTransactions tx;
 
         TransactionJoiningStore(ManualTransactions tx) {
+            this(new InMemoryIdempotencyStore(), tx);
+        }
+
+        private TransactionJoiningStore(InMemoryIdempotencyStore rows, ManualTransactions tx) {
+            super(rows);
+            this.rows = rows;
             this.tx = tx;
         }
 
@@ -372,41 +379,6 @@ class CaffeinePrefilterTest {
                 return ClaimResult.acquired(true);
             }
             return r;
-        }
-
-        @Override
-        public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
-            return rows.takeOver(request, observed);
-        }
-
-        @Override
-        public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
-            return rows.complete(keyHash, leaseUntil, result, expiresAt);
-        }
-
-        @Override
-        public boolean release(byte[] keyHash, Instant leaseUntil) {
-            return rows.release(keyHash, leaseUntil);
-        }
-
-        @Override
-        public java.util.Optional<IdempotencyRecord> find(byte[] keyHash) {
-            return rows.find(keyHash);
-        }
-
-        @Override
-        public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
-            return rows.markNeedsReview(keyHash, leaseUntil);
-        }
-
-        @Override
-        public boolean resolve(IdempotencyRecord observed, byte[] result, Instant expiresAt) {
-            return rows.resolve(observed, result, expiresAt);
-        }
-
-        @Override
-        public int purgeExpired(Instant now, int batchSize) {
-            return rows.purgeExpired(now, batchSize);
         }
     }
 }

@@ -35,7 +35,7 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Override
     protected boolean isWaitingForLock(String table) {
-        return new JdbcTemplate(database.dataSource()).queryForObject("SELECT COUNT(*) FROM information_schema.INNODB_TRX"
+        return jdbc.queryForObject("SELECT COUNT(*) FROM information_schema.INNODB_TRX"
                 + " WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE CONCAT('%', ?, ' %')", Integer.class, table) > 0;
     }
 
@@ -47,8 +47,8 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Override
     protected String lockDiagnostics() {
-        return new JdbcTemplate(database.dataSource()).queryForList("SELECT trx_state, trx_query FROM information_schema.INNODB_TRX")
-                + " " + new JdbcTemplate(database.dataSource()).queryForList("SELECT id, command, state, info FROM "
+        return jdbc.queryForList("SELECT trx_state, trx_query FROM information_schema.INNODB_TRX")
+                + " " + jdbc.queryForList("SELECT id, command, state, info FROM "
                 + "information_schema.PROCESSLIST WHERE db = DATABASE()");
     }
 

@@ -44,7 +44,7 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Override
     protected boolean isWaitingForLock(String table) {
-        return new JdbcTemplate(database.dataSource()).queryForObject("SELECT COUNT(*) FROM pg_stat_activity"
+        return jdbc.queryForObject("SELECT COUNT(*) FROM pg_stat_activity"
                 + " WHERE wait_event_type = 'Lock' AND query LIKE '%' || ? || ' %'", Integer.class, table) > 0;
     }
 
@@ -56,7 +56,7 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Override
     protected String lockDiagnostics() {
-        return new JdbcTemplate(database.dataSource()).queryForList("SELECT wait_event_type, state, query FROM pg_stat_activity"
+        return jdbc.queryForList("SELECT wait_event_type, state, query FROM pg_stat_activity"
                 + " WHERE datname = current_database()").toString();
     }
 

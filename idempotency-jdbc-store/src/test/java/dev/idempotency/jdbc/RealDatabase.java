@@ -13,8 +13,8 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * One real database for one suite class, registered as {@code @RegisterExtension static final RealDatabase}: a pool on
- * the URL of {@code IDEMPOTENCY_POSTGRES_URL} or {@code IDEMPOTENCY_MARIADB_URL}, opened before the class's first test
+ * One database for one suite class, registered as {@code @RegisterExtension static final RealDatabase}: a pool on
+ * the URL of {@code IDEMPOTENCY_POSTGRES_URL} or {@code IDEMPOTENCY_MARIADB_URL} (or an embedded H2), opened before the class's first test
  * and closed after its last; every table made through {@link #newStore()} is dropped after each test. Suites are gated
  * on the variable; where it is set, an unreachable database fails the suite (the pool refuses to start), it never
  * skips it.
@@ -25,14 +25,17 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     static final String MARIADB_URL = "IDEMPOTENCY_MARIADB_URL";
 
     private final String variable;
+    private final @Nullable String fixedUrl;
     private final JdbcDialect dialect;
     private final int poolSize;
     private final @Nullable String isolation;
     private final List<String> tables = new ArrayList<>();
     private @Nullable HikariDataSource pool;
 
-    private RealDatabase(String variable, JdbcDialect dialect, int poolSize, @Nullable String isolation) {
+    private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
+            @Nullable String isolation) {
         this.variable = variable;
+        this.fixedUrl = fixedUrl;
         this.dialect = dialect;
         this.poolSize = poolSize;
         this.isolation = isolation;
@@ -40,22 +43,28 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
 
     /** PostgreSQL with a pool of {@code poolSize}, every connection at the driver's default isolation. */
     static RealDatabase postgres(int poolSize) {
-        return new RealDatabase(POSTGRES_URL, JdbcDialect.postgresql(), poolSize, null);
+        return new RealDatabase(POSTGRES_URL, null, JdbcDialect.postgresql(), poolSize, null);
     }
 
     /** MariaDB with a pool of {@code poolSize}, every connection at the driver's default isolation. */
     static RealDatabase mariadb(int poolSize) {
-        return new RealDatabase(MARIADB_URL, JdbcDialect.mysql(), poolSize, null);
+        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null);
+    }
+
+    /** An embedded in-memory H2 database of the suite's own, with a pool of {@code poolSize}. */
+    static RealDatabase h2(int poolSize) {
+        return new RealDatabase("embedded H2", "jdbc:h2:mem:" + java.util.UUID.randomUUID() + ";DB_CLOSE_DELAY=-1",
+                JdbcDialect.h2(), poolSize, null);
     }
 
     /** The same database with every connection at {@code isolation} (a {@code TRANSACTION_*} name of Connection). */
     RealDatabase at(String isolation) {
-        return new RealDatabase(variable, dialect, poolSize, isolation);
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation);
     }
 
     @Override
     public void beforeAll(ExtensionContext context) {
-        String url = System.getenv(variable);
+        String url = fixedUrl != null ? fixedUrl : System.getenv(variable);
         if (url == null || url.isBlank()) {
             throw new IllegalStateException(variable + " is not set");
         }
@@ -81,6 +90,9 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     public void afterAll(ExtensionContext context) {
         dropTables();
         if (pool != null) {
+            if (fixedUrl != null) {
+                new org.springframework.jdbc.core.JdbcTemplate(pool).execute("SHUTDOWN"); // an embedded H2
+            }
             pool.close();
         }
     }
