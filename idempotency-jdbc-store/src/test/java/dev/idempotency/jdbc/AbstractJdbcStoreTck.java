@@ -18,10 +18,16 @@ abstract class AbstractJdbcStoreTck extends AbstractStoreTransactionTest {
     private TransactionTemplate transactions;
 
     /** The database; the same for every test of the class. */
-    protected abstract DataSource dataSource();
+    /** The database this suite runs on, registered by the subclass as a static extension. */
+    protected abstract RealDatabase database();
 
-    /** The dialect whose script creates the table; the store itself detects it from the metadata. */
-    protected abstract JdbcDialect dialect();
+    protected final DataSource dataSource() {
+        return database().dataSource();
+    }
+
+    protected final JdbcDialect dialect() {
+        return database().dialect();
+    }
 
     @Override
     protected IdempotencyStore createStore() {

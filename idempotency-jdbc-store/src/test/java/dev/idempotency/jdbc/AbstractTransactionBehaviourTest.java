@@ -45,9 +45,16 @@ abstract class AbstractTransactionBehaviourTest {
     protected IdempotentExecutor executor;
 
     /** The database. */
-    protected abstract DataSource dataSource();
+    /** The database this suite runs on, registered by the subclass as a static extension. */
+    protected abstract RealDatabase database();
 
-    protected abstract JdbcDialect dialect();
+    protected final DataSource dataSource() {
+        return database().dataSource();
+    }
+
+    protected final JdbcDialect dialect() {
+        return database().dialect();
+    }
 
     /** Whether a session is waiting for a row lock in a statement on {@code table}. */
     protected abstract boolean isWaitingForLock(String table);

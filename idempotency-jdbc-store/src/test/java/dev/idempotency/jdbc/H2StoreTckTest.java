@@ -1,6 +1,5 @@
 package dev.idempotency.jdbc;
 
-import javax.sql.DataSource;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The store TCK on H2 (in memory, READ COMMITTED), through a pool as an application would use it. */
@@ -10,13 +9,8 @@ class H2StoreTckTest extends AbstractJdbcStoreTck {
     static final RealDatabase database = RealDatabase.h2(24);
 
     @Override
-    protected DataSource dataSource() {
-        return database.dataSource();
-    }
-
-    @Override
-    protected JdbcDialect dialect() {
-        return database.dialect();
+    protected RealDatabase database() {
+        return database;
     }
 
     /** Half the threads: H2 is the quick test loop, and the real databases run the full fuzz. */

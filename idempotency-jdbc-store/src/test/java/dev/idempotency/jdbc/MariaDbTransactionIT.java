@@ -24,13 +24,8 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
     static final RealDatabase database = RealDatabase.mariadb(8);
 
     @Override
-    protected DataSource dataSource() {
-        return database.dataSource();
-    }
-
-    @Override
-    protected JdbcDialect dialect() {
-        return database.dialect();
+    protected RealDatabase database() {
+        return database;
     }
 
     @Override

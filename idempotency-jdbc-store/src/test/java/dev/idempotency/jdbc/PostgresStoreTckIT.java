@@ -1,6 +1,5 @@
 package dev.idempotency.jdbc;
 
-import javax.sql.DataSource;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -12,12 +11,7 @@ class PostgresStoreTckIT extends AbstractJdbcStoreTck {
     static final RealDatabase database = RealDatabase.postgres(36).at("TRANSACTION_READ_COMMITTED");
 
     @Override
-    protected DataSource dataSource() {
-        return database.dataSource();
-    }
-
-    @Override
-    protected JdbcDialect dialect() {
-        return database.dialect();
+    protected RealDatabase database() {
+        return database;
     }
 }

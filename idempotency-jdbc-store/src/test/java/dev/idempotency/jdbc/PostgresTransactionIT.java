@@ -33,13 +33,8 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
     static final RealDatabase database = RealDatabase.postgres(8);
 
     @Override
-    protected DataSource dataSource() {
-        return database.dataSource();
-    }
-
-    @Override
-    protected JdbcDialect dialect() {
-        return database.dialect();
+    protected RealDatabase database() {
+        return database;
     }
 
     @Override
