@@ -16,7 +16,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.stream.Collectors;
@@ -68,16 +67,14 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
     public static final Pointcut POINTCUT = new StaticMethodMatcherPointcut() {
         @Override
         public boolean matches(Method method, Class<?> targetClass) {
-            Idempotent found = idempotent(AopUtils.getMostSpecificMethod(method, targetClass)).orElse(null);
-            return found != null && found.tier() != Tier.READ_ONLY;
+            MergedAnnotation<Idempotent> found = idempotent(AopUtils.getMostSpecificMethod(method, targetClass));
+            return found.isPresent() && found.getEnum("tier", Tier.class) != Tier.READ_ONLY;
         }
     };
 
     /** The {@code @Idempotent} of a method, on it or on the method it overrides or implements. */
-    private static Optional<Idempotent> idempotent(Method method) {
-        MergedAnnotation<Idempotent> found = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
-                .get(Idempotent.class);
-        return found.isPresent() ? Optional.of(found.synthesize()) : Optional.empty();
+    private static MergedAnnotation<Idempotent> idempotent(Method method) {
+        return MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).get(Idempotent.class);
     }
 
     private static final String DEFAULT_TTL = defaultOf("ttl");
@@ -136,8 +133,7 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
     private Descriptor describe(Method invoked, Class<?> targetClass) {
         Method method = AopUtils.getMostSpecificMethod(invoked, targetClass);
         // as the pointcut matches: on this method, or inherited from the method it overrides or implements
-        MergedAnnotation<Idempotent> found = MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY)
-                .get(Idempotent.class);
+        MergedAnnotation<Idempotent> found = idempotent(method);
         if (!found.isPresent() || !(found.getSource() instanceof Method annotated)) {
             throw new IllegalStateException("no @Idempotent on " + signature(method));
         }
