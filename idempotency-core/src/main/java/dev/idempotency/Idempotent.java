@@ -53,6 +53,24 @@ public @interface Idempotent {
     String lockTimeout() default "10s";
 
     /**
+     * How long a committed claim is protected without a sign of life before it counts as crashed (stale): same
+     * syntax as {@link #ttl()}; empty means three lock timeouts. The lease is renewed while the method runs and until
+     * the caller's transaction ends (every third of it), so it bounds how long a crash goes unnoticed, not how long
+     * the method may run.
+     */
+    String lease() default "";
+
+    /**
+     * {@link Tier#IRREVERSIBLE} only: exceptions that mean "nothing happened" (the gateway refused before acting, a
+     * validation failed). When the method throws one of these (or a subclass), the key is released and a retry runs
+     * again. Any other exception from an irreversible method leaves its outcome unknown: the key is held
+     * {@code NEEDS_REVIEW} until an operator resolves it, and every retry gets
+     * {@link IdempotencyOutcomeUnknownException}. The annotation processor refuses the attribute on other tiers and
+     * classes as broad as {@code Exception}, {@code RuntimeException}, {@code Error} or {@code Throwable}.
+     */
+    Class<? extends Throwable>[] releaseOn() default {};
+
+    /**
      * Business exceptions to record as the outcome and throw again on every replay (opt-in; by default a thrown
      * exception records nothing and a retry runs the method again). When the method throws one of these classes or
      * a subclass, the most specific listed class and the message are recorded, and every replay throws a new

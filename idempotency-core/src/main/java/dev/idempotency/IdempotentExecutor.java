@@ -452,8 +452,8 @@ public final class IdempotentExecutor {
                 // registered before anything else can fail: whatever rolls the transaction back after the method
                 // returned (recording the result included), the external effect is undone, before the key is
                 // released to a retry
-                transactions.afterCompletion(committed -> {
-                    if (!committed) {
+                transactions.afterCompletion(completion -> {
+                    if (completion == TransactionBridge.Completion.ROLLED_BACK) {
                         compensate(value);
                     }
                 });
@@ -492,7 +492,8 @@ public final class IdempotentExecutor {
                 record(owned, data, millis(now().plus(op.ttl())));
                 return;
             }
-            transactions.afterCompletion(committed -> {
+            transactions.afterCompletion(completion -> {
+                boolean committed = completion == TransactionBridge.Completion.COMMITTED;
                 try {
                     if (committed) {
                         record(owned, data, millis(now().plus(op.ttl())));

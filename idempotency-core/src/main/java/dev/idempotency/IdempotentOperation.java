@@ -39,6 +39,7 @@ public final class IdempotentOperation<T> {
     private final int[] ignoredArguments;
     private final String description;
     private final List<Class<? extends Throwable>> replayExceptions;
+    private final List<Class<? extends Throwable>> releaseOn;
 
     private IdempotentOperation(Builder<T> b) {
         this.name = b.name;
@@ -50,6 +51,7 @@ public final class IdempotentOperation<T> {
         this.ignoredArguments = b.ignoredArguments;
         this.description = b.description != null ? b.description : b.name;
         this.replayExceptions = b.replayExceptions;
+        this.releaseOn = b.releaseOn;
     }
 
     /**
@@ -109,6 +111,24 @@ public final class IdempotentOperation<T> {
         return best;
     }
 
+    /**
+     * {@link Tier#IRREVERSIBLE} only: the exceptions that mean nothing happened, so that the key is released
+     * ({@link Idempotent#releaseOn()}).
+     */
+    public List<Class<? extends Throwable>> releaseOn() {
+        return releaseOn;
+    }
+
+    /** Whether {@code thrown} is one of {@link #releaseOn()} (or a subclass of one). */
+    boolean releases(Throwable thrown) {
+        for (Class<? extends Throwable> c : releaseOn) {
+            if (c.isInstance(thrown)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The listed exception class of that exact binary name, or null: never a class the caller did not list. */
     @Nullable Class<? extends Throwable> replayExceptionNamed(String className) {
         for (Class<? extends Throwable> c : replayExceptions) {
@@ -140,6 +160,7 @@ public final class IdempotentOperation<T> {
         private int[] ignoredArguments = new int[0];
         private String description;
         private List<Class<? extends Throwable>> replayExceptions = List.of();
+        private List<Class<? extends Throwable>> releaseOn = List.of();
 
         private Builder(String name, Tier tier, ResultType<T> resultType) {
             this.name = Objects.requireNonNull(name, "name");
@@ -166,9 +187,33 @@ public final class IdempotentOperation<T> {
             return lockTimeout(Durations.parse(lockTimeout, "lockTimeout of " + name));
         }
 
-        /** The lease of a committed claim; defaults to three lock timeouts. Longer than the method ever runs. */
+        /**
+         * The lease of a committed claim; defaults to three lock timeouts. It is renewed every third of it while the
+         * method runs and until the caller's transaction ends, so it bounds how long a crash goes unnoticed.
+         */
         public Builder<T> lease(Duration lease) {
             this.lease = Objects.requireNonNull(lease, "lease");
+            return this;
+        }
+
+        /** @param lease {@code 30s}, {@code 15m}, ... or ISO-8601; empty for the default */
+        public Builder<T> lease(String lease) {
+            Objects.requireNonNull(lease, "lease");
+            return lease.isBlank() ? this : lease(Durations.parse(lease, "lease of " + name));
+        }
+
+        /**
+         * {@link Tier#IRREVERSIBLE} only: the exceptions that mean nothing happened, which release the key; see
+         * {@link Idempotent#releaseOn()}. {@link #build()} refuses them on another tier, and classes as broad as
+         * {@code Exception}, {@code RuntimeException}, {@code Error} or {@code Throwable}.
+         */
+        @SafeVarargs
+        public final Builder<T> releaseOn(Class<? extends Throwable>... types) {
+            List<Class<? extends Throwable>> copy = new java.util.ArrayList<>(types.length);
+            for (Class<? extends Throwable> t : types) {
+                copy.add(Objects.requireNonNull(t, "releaseOn of " + name + " holds null"));
+            }
+            this.releaseOn = List.copyOf(copy);
             return this;
         }
 
@@ -213,6 +258,19 @@ public final class IdempotentOperation<T> {
             }
             for (Class<? extends Throwable> t : replayExceptions) {
                 checkReplayable(t);
+            }
+            if (!releaseOn.isEmpty() && tier != Tier.IRREVERSIBLE) {
+                throw new IllegalArgumentException("releaseOn of " + (description != null ? description : name)
+                        + " needs tier = IRREVERSIBLE (every exception of a " + tier + " call releases its key),"
+                        + " the tier is " + tier);
+            }
+            for (Class<? extends Throwable> t : releaseOn) {
+                if (t == Throwable.class || t == Exception.class || t == RuntimeException.class || t == Error.class) {
+                    throw new IllegalArgumentException("releaseOn of " + (description != null ? description : name)
+                            + ": " + t.getName() + " is too broad: a timeout or a lost connection, whose effect is"
+                            + " unknown, would release the key and let a retry act twice; list the exceptions that"
+                            + " mean nothing happened");
+                }
             }
             return new IdempotentOperation<>(this);
         }

@@ -40,6 +40,16 @@ final class FailingStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        throw touched();
+    }
+
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        throw touched();
+    }
+
+    @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
         throw touched();
     }

@@ -388,7 +388,7 @@ class IdempotentExecutorTest {
 
         void end(boolean committed) {
             active = false;
-            callbacks.forEach(c -> c.completed(committed));
+            callbacks.forEach(c -> c.completed(committed ? Completion.COMMITTED : Completion.ROLLED_BACK));
         }
     }
 }

@@ -185,6 +185,27 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         }
     }
 
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        ByteBuffer id = id(keyHash);
+        try {
+            return store.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+        } finally {
+            changed(id);
+        }
+    }
+
+    /** Renews in the store; this node's own claim then goes by its new lease, so that its outcome is still cached. */
+    @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        boolean renewed = store.renew(keyHash, leaseUntil, newLeaseUntil);
+        if (renewed) {
+            claims.asMap().computeIfPresent(id(keyHash), (id, claim) -> claim.request().leaseUntil().equals(leaseUntil)
+                    ? new OwnClaim(claim.request().withLeaseUntil(newLeaseUntil), claim.transactional()) : claim);
+        }
+        return renewed;
+    }
+
     /** Resolves in the store and forgets the key here; the next claim reads the operator's decision. */
     @Override
     public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
@@ -249,8 +270,8 @@ public final class CaffeinePrefilter implements IdempotencyStore {
             return;
         }
         try {
-            transactions.afterCompletion(committed -> {
-                if (committed) {
+            transactions.afterCompletion(completion -> {
+                if (completion == TransactionBridge.Completion.COMMITTED) {
                     cache(id, record, generation);
                 }
             });

@@ -52,6 +52,11 @@ public record ClaimRequest(
                 null, leaseUntil, now, expiresAt);
     }
 
+    /** The same claim under a renewed lease ({@link IdempotencyStore#renew}). */
+    public ClaimRequest withLeaseUntil(Instant newLeaseUntil) {
+        return new ClaimRequest(keyHash, operation, key, fingerprint, tier, now, newLeaseUntil, expiresAt, lockTimeout);
+    }
+
     @Override
     public String toString() {
         return "ClaimRequest[" + operation + " '" + key + "' " + HexFormat.of().formatHex(keyHash) + "]";

@@ -21,6 +21,12 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Stores never decide replay, mismatch or staleness: they report what they hold and the executor decides.
  * Failures are thrown as unchecked exceptions; the executor wraps them in {@code IdempotencyStoreException}.
+ *
+ * <p><b>Clocks.</b> The executor computes every instant it hands over from its own clock. Where a store has a clock
+ * of its own that every node shares (a database's), the decisions that depend on time ({@link #takeOver},
+ * {@link #markNeedsReviewIfStale}, {@link #purgeExpired}) are confirmed against that clock inside the conditional
+ * write, so that a node whose clock runs ahead can never take over a live claim or purge a live outcome; a store
+ * without one (the in-memory store) uses the instant it is given.
  */
 public interface IdempotencyStore {
 
@@ -34,10 +40,14 @@ public interface IdempotencyStore {
 
     /**
      * Atomically replaces {@code observed} (a stale claim or an expired result the caller saw) with a new claim from
-     * {@code request}, if the stored record is still exactly in the observed state (same status, lease and expiry).
-     * Of many callers taking over the same observed record, exactly one acquires.
+     * {@code request}, if the stored record is still exactly in the observed state (same status, lease and expiry)
+     * and, by the store's clock ({@code request.now()} for a store without one), that state is really over: an
+     * {@code IN_FLIGHT} claim whose lease has ended, or a {@code COMPLETED} outcome past its expiry. Of many callers
+     * taking over the same observed record, exactly one acquires. A record that vanished meanwhile is claimed as by
+     * {@link #claim}.
      *
-     * @return acquired, or the record now holding the key (re-read) when another caller won or it changed
+     * @return acquired, or the record now holding the key (re-read) when another caller won, it changed, or the
+     *         store's clock says it is still live (then the record returned equals {@code observed})
      */
     ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed);
 
@@ -47,6 +57,14 @@ public interface IdempotencyStore {
      * @return false if that claim is no longer there (it was taken over or evicted)
      */
     boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt);
+
+    /**
+     * Extends the lease of the in-flight claim identified by {@code leaseUntil} to {@code newLeaseUntil}, so that a
+     * call that runs longer than its lease is not taken for a crash. The new lease identifies the claim from then on.
+     *
+     * @return false if that claim is no longer there (it was taken over, evicted or completed)
+     */
+    boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil);
 
     /**
      * Deletes the in-flight claim identified by {@code leaseUntil} (the method failed), so that a retry runs again.
@@ -59,12 +77,21 @@ public interface IdempotencyStore {
     Optional<IdempotencyRecord> find(byte[] keyHash);
 
     /**
-     * Marks the stale claim identified by {@code leaseUntil} {@code NEEDS_REVIEW}: an irreversible call whose outcome
-     * is unknown.
+     * Marks the in-flight claim identified by {@code leaseUntil} {@code NEEDS_REVIEW}: its owner ran an irreversible
+     * call whose outcome it cannot record (the caller's transaction rolled back after the effect, the method threw,
+     * the commit's outcome is unknown). Whatever the time: the owner knows.
      *
      * @return false if the record is no longer that claim
      */
     boolean markNeedsReview(byte[] keyHash, Instant leaseUntil);
+
+    /**
+     * Marks the claim identified by {@code leaseUntil} {@code NEEDS_REVIEW} if its lease has ended by the store's
+     * clock ({@code now} for a store without one): an irreversible attempt that crashed, seen by another caller.
+     *
+     * @return false if the record is no longer that claim, or its lease has not ended by the store's clock
+     */
+    boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now);
 
     /**
      * An operator's decision for the record {@code observed}, applied only if the stored record is still exactly in
@@ -80,8 +107,9 @@ public interface IdempotencyStore {
     boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt);
 
     /**
-     * Deletes up to {@code batchSize} {@code COMPLETED} records that expired at or before {@code now}; never an
-     * {@code IN_FLIGHT} or {@code NEEDS_REVIEW} one. Safe to run from several nodes at once.
+     * Deletes up to {@code batchSize} {@code COMPLETED} records that expired at or before {@code now} (and by the
+     * store's own clock, where it has one); never an {@code IN_FLIGHT} or {@code NEEDS_REVIEW} one. Safe to run from
+     * several nodes at once.
      *
      * @return how many records were deleted; call again while it returns {@code batchSize}
      */

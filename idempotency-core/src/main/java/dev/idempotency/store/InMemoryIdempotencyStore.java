@@ -35,7 +35,8 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
         AtomicBoolean won = new AtomicBoolean();
         IdempotencyRecord current = records.compute(id(request.keyHash()), (k, existing) -> {
-            if (existing == null || sameState(existing, observed)) {
+            if (existing == null || (sameState(existing, observed)
+                    && (existing.isStale(request.now()) || existing.isExpired(request.now())))) {
                 won.set(true);
                 return request.toInFlightRecord();
             }
@@ -56,6 +57,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        return ifClaim(keyHash, leaseUntil, r -> r.with(Status.IN_FLIGHT, null, newLeaseUntil, r.expiresAt()));
+    }
+
+    @Override
     public boolean release(byte[] keyHash, Instant leaseUntil) {
         return ifClaim(keyHash, leaseUntil, r -> null);
     }
@@ -63,6 +69,11 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
     @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
         return ifClaim(keyHash, leaseUntil, r -> r.with(Status.NEEDS_REVIEW, null, r.leaseUntil(), r.expiresAt()));
+    }
+
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        return !leaseUntil.isAfter(now) && markNeedsReview(keyHash, leaseUntil);
     }
 
     private boolean ifClaim(byte[] keyHash, Instant leaseUntil,

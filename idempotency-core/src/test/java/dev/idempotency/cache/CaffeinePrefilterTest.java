@@ -371,8 +371,8 @@ class CaffeinePrefilterTest {
         public ClaimResult claim(ClaimRequest request) {
             ClaimResult r = rows.claim(request);
             if (r.isAcquired() && tx.isTransactionActive()) {
-                tx.afterCompletion(committed -> {
-                    if (!committed) {
+                tx.afterCompletion(completion -> {
+                    if (completion != TransactionBridge.Completion.COMMITTED) {
                         rows.find(request.keyHash()).ifPresent(row -> rows.resolve(row, null, request.now()));
                     }
                 });

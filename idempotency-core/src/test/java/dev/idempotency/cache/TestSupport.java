@@ -101,6 +101,18 @@ final class TestSupport {
         }
 
         @Override
+        public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+            count("renew");
+            return store.renew(keyHash, leaseUntil, newLeaseUntil);
+        }
+
+        @Override
+        public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+            count("markNeedsReviewIfStale");
+            return store.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+        }
+
+        @Override
         public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
             count("markNeedsReview");
             return store.markNeedsReview(keyHash, leaseUntil);
@@ -143,7 +155,7 @@ final class TestSupport {
             active = false;
             List<CompletionCallback> run = new ArrayList<>(callbacks);
             callbacks.clear();
-            run.forEach(c -> c.completed(committed));
+            run.forEach(c -> c.completed(committed ? Completion.COMMITTED : Completion.ROLLED_BACK));
         }
 
         @Override

@@ -39,6 +39,16 @@ public class ForwardingStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        return delegate.renew(keyHash, leaseUntil, newLeaseUntil);
+    }
+
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        return delegate.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+    }
+
+    @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
         return delegate.markNeedsReview(keyHash, leaseUntil);
     }

@@ -257,6 +257,26 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         return ifClaim("markNeedsReview", resolve().sql().markNeedsReview(), keyHash, leaseUntil);
     }
 
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        // TODO(database clock): confirm the lease's end against the database's clock in the statement
+        return !leaseUntil.isAfter(now) && markNeedsReview(keyHash, leaseUntil);
+    }
+
+    @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        Objects.requireNonNull(keyHash, "keyHash");
+        Objects.requireNonNull(leaseUntil, "leaseUntil");
+        Objects.requireNonNull(newLeaseUntil, "newLeaseUntil");
+        Resolved rs = resolve();
+        JdbcDialect d = rs.dialect();
+        return execute("renew", false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
+            ps.setObject(1, d.timestamp(newLeaseUntil));
+            ps.setBytes(2, keyHash);
+            ps.setObject(3, d.timestamp(leaseUntil));
+        }) == 1);
+    }
+
     private boolean ifClaim(String task, String statement, byte[] keyHash, Instant leaseUntil) {
         Objects.requireNonNull(keyHash, "keyHash");
         Objects.requireNonNull(leaseUntil, "leaseUntil");

@@ -19,6 +19,7 @@ import java.util.function.UnaryOperator;
  * @param complete           result, expires_at, key_hash, lease_until
  * @param release            key_hash, lease_until
  * @param markNeedsReview    key_hash, lease_until
+ * @param renew              new lease_until, then key_hash, lease_until
  * @param resolveWithResult  an operator's decision, if the row is still in the observed state: result, expires_at,
  *                           then key_hash, status, lease_until (null-safe), expires_at
  * @param resolveDelete      the same, deleting: key_hash, status, lease_until (null-safe), expires_at
@@ -33,6 +34,7 @@ record Statements(
         String complete,
         String release,
         String markNeedsReview,
+        String renew,
         String resolveWithResult,
         String resolveDelete,
         String purge) {
@@ -41,7 +43,7 @@ record Statements(
         UnaryOperator<String> t = sql -> sql.replace(JdbcDialect.TABLE, table).strip();
         return new Statements(t.apply(insert), t.apply(select), t.apply(selectLatest), t.apply(takeOverLeased),
                 t.apply(takeOverUnleased), t.apply(complete), t.apply(release), t.apply(markNeedsReview),
-                t.apply(resolveWithResult), t.apply(resolveDelete), t.apply(purge));
+                t.apply(renew), t.apply(resolveWithResult), t.apply(resolveDelete), t.apply(purge));
     }
 
     /** Where the shared statements compare a nullable column null-safely. */
@@ -91,6 +93,10 @@ record Statements(
                 """,
                 """
                 UPDATE {table} SET status = 'NEEDS_REVIEW'
+                 WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ?
+                """,
+                """
+                UPDATE {table} SET lease_until = ?
                  WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ?
                 """,
                 same.apply("""

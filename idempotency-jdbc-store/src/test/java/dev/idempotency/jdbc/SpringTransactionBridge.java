@@ -18,7 +18,8 @@ final class SpringTransactionBridge implements TransactionBridge {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCompletion(int status) {
-                callback.completed(status == STATUS_COMMITTED);
+                callback.completed(status == STATUS_COMMITTED ? Completion.COMMITTED
+                        : status == STATUS_ROLLED_BACK ? Completion.ROLLED_BACK : Completion.UNKNOWN);
             }
         });
     }

@@ -67,6 +67,18 @@ final class RecordingStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        touch("renew");
+        return delegate.renew(keyHash, leaseUntil, newLeaseUntil);
+    }
+
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        touch("markNeedsReviewIfStale");
+        return delegate.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+    }
+
+    @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
         touch("markNeedsReview");
         return delegate.markNeedsReview(keyHash, leaseUntil);

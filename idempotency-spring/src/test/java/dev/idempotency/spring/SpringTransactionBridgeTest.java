@@ -3,6 +3,7 @@ package dev.idempotency.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idempotency.TransactionBridge;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterAll;
@@ -21,7 +22,7 @@ class SpringTransactionBridgeTest {
     static final DataSourceTransactionManager TM = new DataSourceTransactionManager(DB);
 
     final SpringTransactionBridge bridge = SpringTransactionBridge.INSTANCE;
-    final List<Boolean> completions = new CopyOnWriteArrayList<>();
+    final List<TransactionBridge.Completion> completions = new CopyOnWriteArrayList<>();
 
     @AfterAll
     static void shutdown() {
@@ -42,7 +43,7 @@ class SpringTransactionBridgeTest {
             bridge.afterCompletion(completions::add);
             assertThat(completions).isEmpty();
         });
-        assertThat(completions).containsExactly(true);
+        assertThat(completions).containsExactly(TransactionBridge.Completion.COMMITTED);
     }
 
     @Test
@@ -51,7 +52,7 @@ class SpringTransactionBridgeTest {
             bridge.afterCompletion(completions::add);
             status.setRollbackOnly();
         });
-        assertThat(completions).containsExactly(false);
+        assertThat(completions).containsExactly(TransactionBridge.Completion.ROLLED_BACK);
     }
 
     @Test

@@ -58,6 +58,18 @@ final class CrashableStore implements IdempotencyStore {
     }
 
     @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        calls.incrementAndGet();
+        return delegate.renew(keyHash, leaseUntil, newLeaseUntil);
+    }
+
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        calls.incrementAndGet();
+        return delegate.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+    }
+
+    @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
         calls.incrementAndGet();
         return delegate.markNeedsReview(keyHash, leaseUntil);

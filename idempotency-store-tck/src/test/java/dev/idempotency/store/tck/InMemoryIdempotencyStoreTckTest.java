@@ -64,6 +64,6 @@ class InMemoryIdempotencyStoreTckTest extends AbstractStoreTransactionTest {
     private static void end(boolean committed) {
         List<TransactionBridge.CompletionCallback> callbacks = OPEN.get();
         OPEN.remove();
-        callbacks.forEach(c -> c.completed(committed));
+        callbacks.forEach(c -> c.completed(committed ? TransactionBridge.Completion.COMMITTED : TransactionBridge.Completion.ROLLED_BACK));
     }
 }
