@@ -34,6 +34,11 @@ public record IdempotencyEvent(String operation, Tier tier, String key, Outcome 
         OUTCOME_UNKNOWN,
         /** The method, the key, the store or the codec failed; nothing was recorded. */
         FAILED,
+        /**
+         * The method ran and returned inside a transaction that then rolled back (or the savepoint it ran under):
+         * nothing was recorded, and a retry runs again ({@link Tier#IRREVERSIBLE}: the key is held for review).
+         */
+        ROLLED_BACK,
         /** A confirmation gate refused the first execution. */
         CONFIRMATION_REQUIRED;
 

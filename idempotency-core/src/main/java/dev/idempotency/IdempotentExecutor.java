@@ -6,6 +6,7 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.internal.RecordedExceptions;
+import dev.idempotency.store.CallerTransactionAborted;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -262,10 +263,20 @@ public final class IdempotentExecutor {
         }
 
         T execute() throws E {
+            independent = op.tier() == Tier.IRREVERSIBLE;
+            if (transactions.isTransactionActive() && transactions.isReadOnly()) {
+                throw fail(Outcome.FAILED, new IdempotencyException(op.description() + ": cannot claim idempotency"
+                        + " key '" + readable + "' inside a read-only transaction: the claim and the result are"
+                        + " writes. Drop readOnly = true from the surrounding @Transactional, or call this method"
+                        + " outside it"));
+            }
             long deadline = start + op.lockTimeout().toNanos();
             long pause = FIRST_POLL_NANOS;
             ClaimResult result = claim();
             claimNanos = System.nanoTime() - start;
+            // a record the store's clock says is still live although ours says it is over: not taken over again
+            // until we have waited once (a node whose clock runs ahead must never take over a live claim)
+            IdempotencyRecord liveByStore = null;
             while (true) {
                 switch (result.kind()) {
                     case ACQUIRED:
@@ -278,12 +289,16 @@ public final class IdempotentExecutor {
                 }
                 IdempotencyRecord record = result.record();
                 Instant now = now();
-                if (record.isExpired(now) || (record.isStale(now) && op.tier() == Tier.REVERSIBLE
-                        && Arrays.equals(record.fingerprint(), fingerprint))) {
+                boolean over = !record.equals(liveByStore);
+                if (over && (record.isExpired(now) || (record.isStale(now) && op.tier() == Tier.REVERSIBLE
+                        && Arrays.equals(record.fingerprint(), fingerprint)))) {
                     // an outcome past its ttl, or a reversible attempt that crashed: exactly one contender takes over
                     ClaimRequest takeOver = request(now);
                     claim = takeOver;
-                    result = store(() -> store.takeOver(takeOver, record));
+                    result = store(() -> onStore(() -> store.takeOver(takeOver, record)));
+                    if (!result.isAcquired() && record.equals(result.record())) {
+                        liveByStore = record;
+                    }
                     continue;
                 }
                 if (!Arrays.equals(record.fingerprint(), fingerprint)) {
@@ -298,13 +313,17 @@ public final class IdempotentExecutor {
                     default:
                         break;
                 }
-                if (record.isStale(now)) {
+                if (over && record.isStale(now)) {
                     // IRREVERSIBLE: the side effect may have happened; stop for a human rather than run it twice
-                    if (store(() -> store.markNeedsReview(keyHash, record.leaseUntil()))) {
+                    Instant lease = record.leaseUntil();
+                    if (store(() -> outside(() -> store.markNeedsReviewIfStale(keyHash, lease, now)))) {
                         throw fail(Outcome.OUTCOME_UNKNOWN,
                                 new IdempotencyOutcomeUnknownException(op.name(), readable));
                     }
                     result = reread();
+                    if (!result.isAcquired() && record.equals(result.record())) {
+                        liveByStore = record;
+                    }
                     continue;
                 }
                 long left = deadline - System.nanoTime();
@@ -314,6 +333,7 @@ public final class IdempotentExecutor {
                 }
                 sleep(Math.min(pause, left));
                 pause = Math.min(pause * 2, MAX_POLL_NANOS);
+                liveByStore = null;
                 result = reread();
             }
         }
@@ -321,15 +341,35 @@ public final class IdempotentExecutor {
         /** The request of the latest claim or takeover: once acquired, its lease identifies our claim. */
         private ClaimRequest claim;
 
+        /**
+         * Whether the claim and the outcome are written outside the caller's transaction, committed on their own:
+         * {@link Tier#IRREVERSIBLE} calls, whose intent to act must be durable before the effect, whatever the
+         * caller's transaction does later.
+         */
+        private boolean independent;
+
         private ClaimResult claim() {
             ClaimRequest request = request(now());
             claim = request;
-            return store(() -> store.claim(request));
+            return store(() -> onStore(() -> store.claim(request)));
         }
 
+        /**
+         * Reads the key again while waiting: outside the caller's transaction, so that the read sees the latest
+         * committed state rather than the transaction's snapshot, and holds no lock that the owner needs to finish.
+         */
         private ClaimResult reread() {
-            Optional<IdempotencyRecord> again = store(() -> store.find(keyHash));
+            Optional<IdempotencyRecord> again = store(() -> outside(() -> store.find(keyHash)));
             return again.isPresent() ? ClaimResult.existing(again.get()) : claim();
+        }
+
+        /** A claim or takeover: in the caller's transaction when the store can join it, unless independent. */
+        private <R> R onStore(Supplier<R> work) {
+            return independent ? outside(work) : work.get();
+        }
+
+        private <R> R outside(Supplier<R> work) {
+            return transactions.outside(work);
         }
 
         private <R> R store(Supplier<R> operation) {
@@ -341,6 +381,12 @@ public final class IdempotentExecutor {
             } catch (IdempotencyException e) {
                 throw fail(Outcome.FAILED, e);
             } catch (RuntimeException e) {
+                if (e instanceof CallerTransactionAborted) {
+                    // the database already rolled the caller's transaction back (or it can never see the outcome):
+                    // nothing of it may commit now, and only a retry of the whole transaction can go on
+                    transactions.setRollbackOnly();
+                    throw fail(Outcome.FAILED, e);
+                }
                 throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description()
                         + ": the idempotency store failed for key '" + readable + "'", false, e));
             }
@@ -402,25 +448,35 @@ public final class IdempotentExecutor {
             }
         }
 
-        /**
-         * Records a declared business exception as the call's outcome, by the same path as a value: now, or after
-         * the caller's commit when the store cannot join its transaction. A failure to record is added to the
-         * business exception, which the caller gets either way.
-         */
-        private void recordException(ClaimRequest owned, boolean transactional, Class<? extends Throwable> type,
-                Throwable thrown) {
-            byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
-            try {
-                recordOnCommit(owned, transactional, transactions.isTransactionActive(), data);
-            } catch (IdempotencyException e) {
-                thrown.addSuppressed(e);
-                return;
+        // ---- the owner's side: the key is ours ------------------------------------------------------------------
+
+        /** Our claim: where it lives, and the keeper of its lease when it is committed and visible to others. */
+        private final class Owned {
+            final ClaimRequest request;
+            /** The claim lives in the caller's still-open transaction and commits or rolls back with it. */
+            final boolean joined;
+            final @Nullable LeaseKeeper keeper;
+
+            Owned(ClaimRequest request, boolean joined) {
+                this.request = request;
+                this.joined = joined;
+                this.keeper = joined ? null : LeaseKeeper.start(store, clock, request.keyHash(), request.leaseUntil(),
+                        op.lease(), op.name() + " key '" + readable + "'");
             }
-            publish(Outcome.EXECUTED, claimNanos);
+
+            /** Stops renewing; the lease that identifies the claim from now on. */
+            Instant finish() {
+                return keeper == null ? request.leaseUntil() : keeper.stop();
+            }
+
+            /** Runs a store write of the owner: outside the caller's transaction unless the claim lives in it. */
+            <R> R write(Supplier<R> work) {
+                return joined ? work.get() : outside(work);
+            }
         }
 
         private T run(boolean transactional) throws E {
-            ClaimRequest owned = claim;
+            Owned owned = new Owned(claim, transactional);
             if (gate != null && op.tier() == Tier.IRREVERSIBLE) {
                 try {
                     gate.check(new ConfirmationGate.Call(op.name(), readable, Arrays.asList(arguments)));
@@ -435,23 +491,58 @@ public final class IdempotentExecutor {
             try {
                 value = action.run();
             } catch (Throwable t) {
-                Class<? extends Throwable> recordedAs = op.recordedAs(t);
-                if (recordedAs != null) {
-                    // opt-in: this exception is the call's outcome, replayed like a value
-                    recordException(owned, transactional, recordedAs, t);
-                    throw t;
-                }
-                release(owned, t);
-                publish(Outcome.FAILED, claimNanos);
+                completeAfterThrowing(owned, t);
                 throw t;
             } finally {
                 IdempotencyContext.exit(previous);
             }
+            return completeAfterReturning(owned, value);
+        }
+
+        /**
+         * The method threw. A declared replayable exception is the call's outcome, recorded like a value. Anything
+         * else records nothing: inside a transaction that transaction is marked rollback-only, so that the method's
+         * partial writes never commit without their claim (a checked exception commits under Spring's default
+         * rules); then the key is released so that a retry runs again, unless the call is irreversible and the
+         * exception is not one of its {@code releaseOn}: its effect may have happened, so the key is held for review.
+         */
+        private void completeAfterThrowing(Owned owned, Throwable thrown) {
+            Class<? extends Throwable> recordedAs = op.recordedAs(thrown);
+            if (recordedAs != null) {
+                recordException(owned, recordedAs, thrown);
+                return;
+            }
+            if (transactions.isTransactionActive()) {
+                transactions.setRollbackOnly();
+            }
+            if (op.tier() == Tier.IRREVERSIBLE && !op.releases(thrown)) {
+                holdForReview(owned, thrown);
+            } else {
+                release(owned, thrown);
+            }
+            publish(Outcome.FAILED, claimNanos);
+        }
+
+        /**
+         * Records a declared business exception as the call's outcome, by the same path as a value. A failure to
+         * record is added to the business exception, which the caller gets either way.
+         */
+        private void recordException(Owned owned, Class<? extends Throwable> type, Throwable thrown) {
+            byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
+            try {
+                // a declared decision ("insufficient funds"): nothing happened, so a rollback simply releases the key
+                recordWithCommit(owned, data, false);
+            } catch (IdempotencyException e) {
+                thrown.addSuppressed(e);
+            }
+        }
+
+        private T completeAfterReturning(Owned owned, T value) {
             boolean inTransaction = transactions.isTransactionActive();
             if (compensation != null && inTransaction) {
                 // registered before anything else can fail: whatever rolls the transaction back after the method
                 // returned (recording the result included), the external effect is undone, before the key is
-                // released to a retry
+                // released to a retry; an unknown commit outcome compensates nothing (the writes may be there)
                 transactions.afterCompletion(completion -> {
                     if (completion == TransactionBridge.Completion.ROLLED_BACK) {
                         compensate(value);
@@ -467,7 +558,10 @@ public final class IdempotentExecutor {
                             + " never write it");
                 }
             } catch (RuntimeException e) {
-                if (op.tier() == Tier.IRREVERSIBLE && !transactional) {
+                if (inTransaction) {
+                    transactions.setRollbackOnly();
+                }
+                if (op.tier() == Tier.IRREVERSIBLE) {
                     // the side effect happened and cannot be replayed: releasing would let a retry do it twice
                     holdForReview(owned, e);
                 } else {
@@ -476,42 +570,87 @@ public final class IdempotentExecutor {
                 throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
                         : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
             }
-            recordOnCommit(owned, transactional, inTransaction, data);
-            publish(Outcome.EXECUTED, claimNanos);
+            recordWithCommit(owned, data, true);
             return value;
         }
 
         /**
-         * Records an outcome (a value or a declared exception) with the commit of the caller's transaction: at once
-         * when the claim lives in that transaction (it commits with it) or there is none; otherwise after the
-         * transaction ends, so that no duplicate replays an outcome whose writes are then rolled back (a rollback
-         * releases the key instead).
+         * Records an outcome (a value or a declared exception) so that it is replayed only once the method's writes
+         * are committed:
+         * <ul>
+         * <li>a claim in the caller's transaction: at once, in it (it commits or rolls back with the writes);</li>
+         * <li>no transaction: at once;</li>
+         * <li>a committed claim inside a caller's transaction (a store that cannot join it, or an irreversible call):
+         * when that transaction ends, its lease renewed until then. Committed: recorded. Rolled back (or the
+         * savepoint the call ran under): released, or held for review if irreversible. Unknown (the commit's reply
+         * was lost): nothing is released, the writes may be there; an irreversible call is held for review, a
+         * reversible one stays in flight until its lease ends.</li>
+         * </ul>
+         *
+         * @param mayHaveActed false for a declared exception (a decision: nothing happened), whose key a rollback
+         *                     or an unknown commit simply releases, whatever the tier
          */
-        private void recordOnCommit(ClaimRequest owned, boolean transactional, boolean inTransaction, byte[] data) {
-            if (transactional || !inTransaction) {
-                record(owned, data, millis(now().plus(op.ttl())));
+        private void recordWithCommit(Owned owned, byte[] data, boolean mayHaveActed) {
+            boolean inTransaction = transactions.isTransactionActive();
+            if (owned.joined || !inTransaction) {
+                record(owned, data);
+                if (inTransaction) {
+                    publishWithCommit();
+                } else {
+                    publish(Outcome.EXECUTED, claimNanos);
+                }
                 return;
             }
             transactions.afterCompletion(completion -> {
-                boolean committed = completion == TransactionBridge.Completion.COMMITTED;
                 try {
-                    if (committed) {
-                        record(owned, data, millis(now().plus(op.ttl())));
-                    } else {
-                        store.release(owned.keyHash(), owned.leaseUntil());
+                    switch (completion) {
+                        case COMMITTED -> {
+                            record(owned, data);
+                            publish(Outcome.EXECUTED, claimNanos);
+                        }
+                        case ROLLED_BACK -> {
+                            if (mayHaveActed && op.tier() == Tier.IRREVERSIBLE) {
+                                holdForReview(owned, null);
+                            } else {
+                                release(owned, null);
+                            }
+                            publish(Outcome.ROLLED_BACK, claimNanos);
+                        }
+                        case UNKNOWN -> {
+                            if (!mayHaveActed) {
+                                release(owned, null);
+                            } else if (op.tier() == Tier.IRREVERSIBLE) {
+                                holdForReview(owned, null);
+                            } else {
+                                owned.finish();
+                            }
+                            publish(Outcome.OUTCOME_UNKNOWN, claimNanos);
+                        }
                     }
                 } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.ERROR, "could not " + (committed ? "record" : "release")
-                            + " the outcome of " + op.name() + " key '" + readable
-                            + "' after the transaction ended; the claim stays in flight until its lease ends", e);
+                    LOG.log(System.Logger.Level.ERROR, "could not settle the outcome of " + op.name() + " key '"
+                            + readable + "' after its transaction ended (" + completion + "); the claim stays in"
+                            + " flight until its lease ends", e);
                 }
             });
         }
 
-        private void record(ClaimRequest owned, byte[] data, Instant expiresAt) {
+        /** Publishes EXECUTED once the caller's transaction commits, ROLLED_BACK if it (or the savepoint) rolls back. */
+        private void publishWithCommit() {
+            outcome = Outcome.EXECUTED;
+            transactions.afterCompletion(completion -> publish(switch (completion) {
+                case COMMITTED -> Outcome.EXECUTED;
+                case ROLLED_BACK -> Outcome.ROLLED_BACK;
+                case UNKNOWN -> Outcome.OUTCOME_UNKNOWN;
+            }, claimNanos));
+        }
+
+        private void record(Owned owned, byte[] data) {
+            Instant lease = owned.finish();
+            Instant expiresAt = millis(now().plus(op.ttl()));
             boolean recorded;
             try {
-                recorded = store.complete(owned.keyHash(), owned.leaseUntil(), data, expiresAt);
+                recorded = owned.write(() -> store.complete(keyHash, lease, data, expiresAt));
             } catch (RuntimeException e) {
                 throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description()
                         + ": could not record the result of key '" + readable + "'", true, e));
@@ -519,7 +658,8 @@ public final class IdempotentExecutor {
             if (!recorded) {
                 throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description() + ": the claim of key '"
                         + readable + "' was taken over or evicted before its result could be recorded"
-                        + " (did the method outlive its lease of " + op.lease() + "?)", true, null));
+                        + " (its lease of " + op.lease() + " ran out without being renewed: was the process paused?)",
+                        true, null));
             }
         }
 
@@ -537,24 +677,35 @@ public final class IdempotentExecutor {
         }
 
         /**
-         * Keeps an irreversible call's committed claim blocked as {@code NEEDS_REVIEW} after it ran but its outcome
-         * could not be recorded; a failure to do so is kept, not thrown (the lease then exposes the claim as stale,
-         * which leads to the same review).
+         * Keeps an irreversible call's committed claim blocked as {@code NEEDS_REVIEW}: it may have acted, and its
+         * outcome cannot be recorded. A failure to do so is kept (or logged), not thrown: the lease then exposes the
+         * claim as stale, which leads to the same review.
          */
-        private void holdForReview(ClaimRequest owned, Throwable cause) {
+        private void holdForReview(Owned owned, @Nullable Throwable cause) {
+            Instant lease = owned.finish();
             try {
-                store.markNeedsReview(owned.keyHash(), owned.leaseUntil());
+                owned.write(() -> store.markNeedsReview(keyHash, lease));
             } catch (RuntimeException e) {
-                cause.addSuppressed(e);
+                keep(cause, e, "hold for review");
             }
         }
 
         /** Gives the key back after a failure, so that a retry runs again; a failure to do so is kept, not thrown. */
-        private void release(ClaimRequest owned, Throwable cause) {
+        private void release(Owned owned, @Nullable Throwable cause) {
+            Instant lease = owned.finish();
             try {
-                store.release(owned.keyHash(), owned.leaseUntil());
+                owned.write(() -> store.release(keyHash, lease));
             } catch (RuntimeException e) {
-                cause.addSuppressed(e);
+                keep(cause, e, "release");
+            }
+        }
+
+        private void keep(@Nullable Throwable cause, RuntimeException failure, String what) {
+            if (cause != null) {
+                cause.addSuppressed(failure);
+            } else {
+                LOG.log(System.Logger.Level.ERROR, "could not " + what + " the claim of " + op.name() + " key '"
+                        + readable + "'; it stays in flight until its lease ends", failure);
             }
         }
 

@@ -145,17 +145,37 @@ class ReplayExceptionsTest {
 
     @Test
     void anyOtherExceptionRecordsNothingAndTheRetryRunsAgain() {
-        assertThatThrownBy(() -> executor.execute(TRANSFER, "T-5", new Object[0],
+        IdempotentOperation<String> debit = IdempotentOperation
+                .builder("Accounts.debit", Tier.REVERSIBLE, ResultType.of(String.class))
+                .replayExceptions(InsufficientFundsException.class)
+                .build();
+        assertThatThrownBy(() -> executor.execute(debit, "T-5", new Object[0],
                 () -> transfer(new IllegalStateException("gateway timeout"))))
                 .isInstanceOf(IllegalStateException.class);
         assertThat(store.size()).isZero();
 
-        assertThat(executor.execute(TRANSFER, "T-5", new Object[0], () -> {
+        assertThat(executor.execute(debit, "T-5", new Object[0], () -> {
             runs.incrementAndGet();
             return "done";
         })).isEqualTo("done");
         assertThat(runs).hasValue(2);
         assertThat(outcomes).containsExactly(Outcome.FAILED, Outcome.EXECUTED);
+    }
+
+    @Test
+    void anyOtherExceptionOfAnIrreversibleCallLeavesItsOutcomeUnknown() {
+        // a gateway timeout: the transfer may have happened; a retry must not do it again
+        assertThatThrownBy(() -> executor.execute(TRANSFER, "T-7", new Object[0],
+                () -> transfer(new IllegalStateException("gateway timeout"))))
+                .isInstanceOf(IllegalStateException.class);
+        assertThat(store.find(hash("T-7")).orElseThrow().status()).isEqualTo(IdempotencyRecord.Status.NEEDS_REVIEW);
+
+        assertThatThrownBy(() -> executor.execute(TRANSFER, "T-7", new Object[0], () -> {
+            runs.incrementAndGet();
+            return "done";
+        })).isInstanceOf(IdempotencyOutcomeUnknownException.class);
+        assertThat(runs).hasValue(1);
+        assertThat(outcomes).containsExactly(Outcome.FAILED, Outcome.OUTCOME_UNKNOWN);
     }
 
     @Test

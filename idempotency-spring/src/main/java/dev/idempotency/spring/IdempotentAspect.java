@@ -151,8 +151,10 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
                         : Durations.parse(ann.ttl(), "ttl of " + signature))
                 .lockTimeout(defaultLockTimeout != null && ann.lockTimeout().equals(DEFAULT_LOCK_TIMEOUT)
                         ? defaultLockTimeout : Durations.parse(ann.lockTimeout(), "lockTimeout of " + signature))
+                .lease(ann.lease())
                 .ignoredArguments(ignored(method, invoked, annotated))
                 .replayExceptions(ann.replayExceptions())
+                .releaseOn(ann.releaseOn())
                 .description(description)
                 .build();
         if (ann.tier() == Tier.READ_ONLY) {
