@@ -16,14 +16,14 @@ import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
  * The two tables of one test class, uniquely named (other builds use the same databases at the same time): the
  * idempotency table, from the very script the dialect ships, and the service's ledger of business writes.
  */
-record Tables(String idempotency, String ledger) {
+public record Tables(String idempotency, String ledger) {
 
-    static Tables unique() {
+    public static Tables unique() {
         String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         return new Tables("idem_tier_" + suffix, "ledger_tier_" + suffix);
     }
 
-    void create(DataSource dataSource, JdbcDialect dialect) {
+    public void create(DataSource dataSource, JdbcDialect dialect) {
         String script = shipped(dialect).replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, idempotency)
                 + "\nCREATE TABLE " + ledger + " (entry_id VARCHAR(64) PRIMARY KEY, kind VARCHAR(16) NOT NULL,"
                 + " ref VARCHAR(255) NOT NULL);\n";
@@ -31,7 +31,7 @@ record Tables(String idempotency, String ledger) {
                 .execute(dataSource);
     }
 
-    void drop(DataSource dataSource) {
+    public void drop(DataSource dataSource) {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute("DROP TABLE IF EXISTS " + idempotency);
         jdbc.execute("DROP TABLE IF EXISTS " + ledger);
