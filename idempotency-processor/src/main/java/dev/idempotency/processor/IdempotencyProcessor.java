@@ -212,6 +212,11 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         }
         checkDuration(ttl, "ttl of " + name, method, annotation, explicit.get("ttl"));
         checkDuration(lockTimeout, "lockTimeout of " + name, method, annotation, explicit.get("lockTimeout"));
+        String lease = string(values, "lease");
+        if (!lease.isEmpty()) {
+            checkDuration(lease, "lease of " + name, method, annotation, explicit.get("lease"));
+        }
+        checkReleaseOn(where, tier, method, annotation, explicit.get("releaseOn"));
         // on an abstract method, the implementing class supplies the compensation: the aspect checks it there
         boolean implementedElsewhere = method.getModifiers().contains(Modifier.ABSTRACT) && tier.equals("REVERSIBLE");
         if (!compensate.isEmpty() && !implementedElsewhere) {
@@ -319,6 +324,36 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             Durations.parse(text, what);
         } catch (IllegalArgumentException e) {
             error(e.getMessage(), method, annotation, value);
+        }
+    }
+
+    /**
+     * {@code releaseOn} lists the exceptions that mean an irreversible call did nothing: only on IRREVERSIBLE (every
+     * exception of the other tiers releases the key already), and never a class so broad that it would take in a
+     * timeout or a lost connection, whose effect is unknown (the run time refuses the same, in
+     * {@code IdempotentOperation.Builder.build()}).
+     */
+    private void checkReleaseOn(String where, String tier, ExecutableElement method, AnnotationMirror annotation,
+            @Nullable AnnotationValue value) {
+        if (value == null || !(value.getValue() instanceof List<?> listed) || listed.isEmpty()) {
+            return;
+        }
+        if (!tier.equals("IRREVERSIBLE")) {
+            error("releaseOn is only for IRREVERSIBLE operations, but " + where + " is " + tier + ": every exception"
+                    + " of a " + tier + " call releases its key already; remove releaseOn", method, annotation, value);
+            return;
+        }
+        for (Object item : listed) {
+            if (item instanceof AnnotationValue v && v.getValue() instanceof TypeMirror t) {
+                String className = types.erasure(t).toString();
+                if (Set.of("java.lang.Throwable", "java.lang.Exception", "java.lang.RuntimeException",
+                        "java.lang.Error").contains(className)) {
+                    error("releaseOn of " + where + " lists " + className + ", which is too broad: a timeout or a"
+                            + " lost connection, whose effect is unknown, would release the key and let a retry act"
+                            + " twice; list the exceptions that mean nothing happened (the gateway refused before"
+                            + " acting)", method, annotation, value);
+                }
+            }
         }
     }
 
