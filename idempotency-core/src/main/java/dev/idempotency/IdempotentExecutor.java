@@ -46,6 +46,8 @@ public final class IdempotentExecutor {
     private static final System.Logger LOG = System.getLogger(IdempotentExecutor.class.getName());
     private static final long FIRST_POLL_NANOS = Duration.ofMillis(5).toNanos();
     private static final long MAX_POLL_NANOS = Duration.ofMillis(250).toNanos();
+    /** How many callers of one key may be in an executor at once on one node, unless the builder says otherwise. */
+    public static final int DEFAULT_MAX_WAITERS_PER_KEY = 8;
 
     private final IdempotencyStore store;
     private final ResultCodec codec;
@@ -57,6 +59,8 @@ public final class IdempotentExecutor {
     private final @Nullable ConfirmationGate gate;
     private final IdempotencyObserver observer;
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
+    private final int maxWaitersPerKey;
+    private final KeyGates gates;
 
     private IdempotentExecutor(Builder b) {
         this.store = b.store;
@@ -69,6 +73,8 @@ public final class IdempotentExecutor {
         this.transactions = b.transactions;
         this.gate = b.gate;
         this.observer = b.observer;
+        this.maxWaitersPerKey = b.maxWaitersPerKey;
+        this.gates = new KeyGates(b.maxWaitersPerKey);
     }
 
     /** Starts an executor on {@code store}. */
@@ -155,6 +161,11 @@ public final class IdempotentExecutor {
         }
         Call<T, E> call = new Call<>(operation, key, arguments, action, compensation);
         return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
+    }
+
+    /** How many callers of a key hash are waiting in this executor on this node (for tests and diagnostics). */
+    int callersOf(byte[] keyHash) {
+        return gates.callers(keyHash);
     }
 
     private Instant now() {
@@ -271,6 +282,34 @@ public final class IdempotentExecutor {
                         + " outside it"));
             }
             long deadline = start + op.lockTimeout().toNanos();
+            ClaimResult decided;
+            KeyGates.Entry entry = gates.enter(keyHash);
+            if (entry == null) {
+                throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
+                        "idempotency key '" + readable + "' of operation " + op.name() + " already has "
+                        + maxWaitersPerKey + " callers waiting on this node; retry later", null));
+            }
+            try (entry) {
+                // the callers of one key take turns with the store; the others wait here, holding nothing there
+                if (!entry.awaitTurn(deadline - System.nanoTime())) {
+                    throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
+                            op.lockTimeout()));
+                }
+                decided = awaitClaim(deadline);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
+                        "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
+            }
+            return decided.isAcquired() ? run(decided.isTransactional())
+                    : replay(Objects.requireNonNull(decided.record()), decided.isCached());
+        }
+
+        /**
+         * Claims the key, waiting for an owner in flight: returns once the key is ours (acquired) or holds a
+         * completed outcome to replay; throws for every other answer (in progress, reused, unknown outcome).
+         */
+        private ClaimResult awaitClaim(long deadline) {
             long pause = FIRST_POLL_NANOS;
             ClaimResult result = claim();
             claimNanos = System.nanoTime() - start;
@@ -280,7 +319,7 @@ public final class IdempotentExecutor {
             while (true) {
                 switch (result.kind()) {
                     case ACQUIRED:
-                        return run(result.isTransactional());
+                        return result;
                     case LOCK_TIMEOUT:
                         throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                                 op.lockTimeout()));
@@ -306,7 +345,7 @@ public final class IdempotentExecutor {
                 }
                 switch (record.status()) {
                     case COMPLETED:
-                        return replay(record, result.isCached());
+                        return result;
                     case NEEDS_REVIEW:
                         throw fail(Outcome.OUTCOME_UNKNOWN,
                                 new IdempotencyOutcomeUnknownException(op.name(), readable));
@@ -736,6 +775,7 @@ public final class IdempotentExecutor {
         private TransactionBridge transactions = TransactionBridge.NONE;
         private @Nullable ConfirmationGate gate;
         private IdempotencyObserver observer = IdempotencyObserver.NONE;
+        private int maxWaitersPerKey = DEFAULT_MAX_WAITERS_PER_KEY;
 
         private Builder(IdempotencyStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -786,6 +826,20 @@ public final class IdempotentExecutor {
         /** Wraps every call (a tracing span, a Micrometer {@code Observation}); by default none. */
         public Builder observer(IdempotencyObserver observer) {
             this.observer = Objects.requireNonNull(observer, "observer");
+            return this;
+        }
+
+        /**
+         * How many callers of one key may be in an executor at once on this node (one talks to the store, the others
+         * wait in memory for their turn); the next is refused at once with {@link IdempotencyInProgressException}.
+         * Keep it below the connection pool's size: inside {@code @Transactional} every waiting caller holds a
+         * pooled connection. Default {@value #DEFAULT_MAX_WAITERS_PER_KEY}.
+         */
+        public Builder maxWaitersPerKey(int maxWaitersPerKey) {
+            if (maxWaitersPerKey < 1) {
+                throw new IllegalArgumentException("maxWaitersPerKey must be at least 1, was " + maxWaitersPerKey);
+            }
+            this.maxWaitersPerKey = maxWaitersPerKey;
             return this;
         }
 

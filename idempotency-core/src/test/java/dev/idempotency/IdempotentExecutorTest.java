@@ -2,6 +2,7 @@ package dev.idempotency;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.IdempotencyRecord;
@@ -125,7 +126,10 @@ class IdempotentExecutorTest {
         int threads = 16;
         pool = Executors.newFixedThreadPool(threads);
         CountDownLatch start = new CountDownLatch(1);
-        CountDownLatch claimed = new CountDownLatch(threads);
+        // the callers of one key take turns with the store (KeyGates): the owner holds the claim until every caller
+        // has entered the executor and a duplicate has met the claim in the store
+        CountDownLatch entered = new CountDownLatch(threads);
+        CountDownLatch claimed = new CountDownLatch(2);
         IdempotentExecutor counted = IdempotentExecutor.builder(new ForwardingStore(store) {
             @Override
             public dev.idempotency.store.ClaimResult claim(dev.idempotency.store.ClaimRequest request) {
@@ -133,13 +137,14 @@ class IdempotentExecutorTest {
                 claimed.countDown();
                 return r;
             }
-        }).build();
+        }).maxWaitersPerKey(threads).build();
         List<Future<Receipt>> answers = new ArrayList<>();
         for (int i = 0; i < threads; i++) {
             answers.add(pool.submit(() -> {
                 start.await();
+                entered.countDown();
                 return counted.execute(CREATE, "APPROVAL:16", new Object[] {"16"}, () -> {
-                    // hold the claim until every caller has met it in the store
+                    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
                     assertThat(claimed.await(10, TimeUnit.SECONDS)).isTrue();
                     return order("o-" + runs.get());
                 });
@@ -152,6 +157,53 @@ class IdempotentExecutorTest {
         }
         assertThat(runs).hasValue(1);
         assertThat(receipts).hasSize(1);
+    }
+
+    @Test
+    void aFloodOfDuplicatesPastTheCapIsRefusedAtOnceAndOnlyOneWaiterTalksToTheStore() throws Exception {
+        AtomicInteger storeCallsAtOnce = new AtomicInteger();
+        AtomicInteger mostAtOnce = new AtomicInteger();
+        IdempotentExecutor gated = IdempotentExecutor.builder(new ForwardingStore(store) {
+            @Override
+            public java.util.Optional<dev.idempotency.store.IdempotencyRecord> find(byte[] keyHash) {
+                mostAtOnce.accumulateAndGet(storeCallsAtOnce.incrementAndGet(), Math::max);
+                try {
+                    return super.find(keyHash);
+                } finally {
+                    storeCallsAtOnce.decrementAndGet();
+                }
+            }
+        }).maxWaitersPerKey(3).build();
+        IdempotentOperation<Receipt> op = IdempotentOperation
+                .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(Receipt.class)).lockTimeout("5s").build();
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        pool = Executors.newFixedThreadPool(8);
+        Future<Receipt> owner = pool.submit(() -> gated.execute(op, "FLOOD", new Object[0], () -> {
+            running.countDown();
+            assertThat(finish.await(10, TimeUnit.SECONDS)).isTrue();
+            return order("o-flood");
+        }));
+        assertThat(running.await(5, TimeUnit.SECONDS)).isTrue();
+        // three duplicates fill the gate (the owner left it once it held the key) ...
+        List<Future<Receipt>> waiting = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            waiting.add(pool.submit(() -> gated.execute(op, "FLOOD", new Object[0], () -> order("twice"))));
+        }
+        byte[] flood = dev.idempotency.internal.Keys.hash(op.name(), "", "FLOOD");
+        await().atMost(java.time.Duration.ofSeconds(5)).until(() -> gated.callersOf(flood) == 3);
+        // ... so the fourth is refused at once, without waiting its lock timeout of 5 s
+        long before = System.nanoTime();
+        assertThatThrownBy(() -> gated.execute(op, "FLOOD", new Object[0], () -> order("twice")))
+                .isInstanceOf(IdempotencyInProgressException.class).hasMessageContaining("3 callers waiting");
+        assertThat(System.nanoTime() - before).isLessThan(java.time.Duration.ofSeconds(1).toNanos());
+        finish.countDown();
+        Receipt first = owner.get(10, TimeUnit.SECONDS);
+        for (Future<Receipt> f : waiting) {
+            assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo(first);
+        }
+        assertThat(runs).hasValue(1);
+        assertThat(mostAtOnce).as("one waiter at a time talked to the store").hasValue(1);
     }
 
     @Test

@@ -76,9 +76,13 @@ public abstract class AbstractStoreTest {
         return keyPrefix + name;
     }
 
-    /** An executor on the store, the test's clock and {@link #transactionBridge()}. */
+    /**
+     * An executor on the store, the test's clock and {@link #transactionBridge()}; every thread of the fuzz may wait
+     * on one key at once (the executor's cap on waiters per key is its own rule, not the store's).
+     */
     protected IdempotentExecutor executor() {
-        return IdempotentExecutor.builder(store).clock(clock).transactions(transactionBridge()).build();
+        return IdempotentExecutor.builder(store).clock(clock).transactions(transactionBridge())
+                .maxWaitersPerKey(1024).build();
     }
 
     /** The 32-byte fingerprint of some arguments. */
