@@ -39,6 +39,19 @@ import tools.jackson.databind.json.JsonMapper;
  *     () -> gateway.refund(refundId, amount));
  * }</pre>
  *
+ * <p><b>The caller's transaction</b>, as its {@link TransactionBridge} shows it (the Spring module supplies one):
+ * <ul>
+ * <li>an outcome is replayed only once the method's writes committed: a rollback, or a rollback to a savepoint the
+ * call ran under, releases the key (and runs the compensation); an unknown commit outcome releases nothing;</li>
+ * <li>an exception from the method marks the transaction rollback-only, so that its writes never commit without
+ * their claim;</li>
+ * <li>an {@link Tier#IRREVERSIBLE} claim is committed outside the transaction before the method runs, and is held
+ * for review ({@code NEEDS_REVIEW}) whenever its effect may have happened without a recorded outcome;</li>
+ * <li>a committed claim's lease is renewed while the method runs and until the transaction ends;</li>
+ * <li>a claim inside a read-only transaction fails before the method runs.</li>
+ * </ul>
+ * The rules, and why, are in {@code docs/design.md} ("The edges of the transaction model").
+ *
  * <p>Thread-safe; build one and share it.
  */
 public final class IdempotentExecutor {
