@@ -29,6 +29,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.assertj.core.api.SoftAssertions;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -176,6 +177,11 @@ abstract class AbstractFaultSuite {
         return null;
     }
 
+    /** What a call that should have failed did instead, for a failure message. */
+    static String describe(@Nullable Throwable t) {
+        return t == null ? "no exception: the call ran (or replayed) instead" : t.toString();
+    }
+
     // the harness itself -------------------------------------------------------------------------------------------
 
     @Test
@@ -256,18 +262,23 @@ abstract class AbstractFaultSuite {
             }
         });
         String first = held.get();
-        assertThat(rows("HOLD", key)).as("the hold row went with the savepoint").isZero();
-        assertThat(history.values(key, Type.COMPENSATION)).as("the savepoint rollback compensated once")
-                .containsExactly(first);
 
         String retried = on.shop.holdFunds(key);
+        String again = on.shop.holdFunds(key);
 
-        assertThat(retried).as("the retry ran again: no ghost replay of the rolled-back attempt").isNotEqualTo(first);
-        assertThat(history.values(key, Type.EFFECT)).containsExactly(first, retried);
-        assertThat(committed("HOLD", key)).containsExactly(retried);
-        assertThat(on.shop.holdFunds(key)).isEqualTo(retried);
-        assertThat(history.values(key, Type.COMPENSATION)).as("a committed call is never compensated")
+        // every rule at once: the report names each one broken
+        SoftAssertions rules = new SoftAssertions();
+        rules.assertThat(retried).as("the retry ran again: no ghost replay of the rolled-back attempt")
+                .isNotEqualTo(first);
+        rules.assertThat(history.values(key, Type.EFFECT)).as("ran twice: the rolled-back attempt and the retry")
+                .containsExactly(first, retried);
+        rules.assertThat(committed("HOLD", key)).as("the savepoint took the first row, the retry's committed")
+                .containsExactly(retried);
+        rules.assertThat(again).as("the retry's outcome replays").isEqualTo(retried);
+        rules.assertThat(history.values(key, Type.COMPENSATION))
+                .as("the savepoint rollback compensated the first attempt once, the committed one never")
                 .containsExactly(first);
+        rules.assertAll();
     }
 
     // 2. unknown commit outcome ------------------------------------------------------------------------------------
@@ -328,7 +339,7 @@ abstract class AbstractFaultSuite {
         for (int i = 0; i < 2; i++) {
             Throwable t = catchThrowable(() -> retryWhileInProgress(() -> app.shop.payout(key)));
             assertThat(outcomeUnknownIn(t)).as("retry %d after the rollback: a hard stop, never a second payout;"
-                    + " got %s", i, t).isNotNull();
+                    + " got %s", i, describe(t)).isNotNull();
         }
         assertThat(history.count(key, Type.EFFECT)).as("the payout went out once").isEqualTo(1);
         assertThat(status("PAY:" + key)).isEqualTo("NEEDS_REVIEW");
@@ -358,7 +369,8 @@ abstract class AbstractFaultSuite {
         assertThat(thrown).isInstanceOf(GatewayTimeoutException.class);
 
         Throwable t = catchThrowable(() -> retryWhileInProgress(() -> app.tx().execute(s -> app.shop.payout(key))));
-        assertThat(outcomeUnknownIn(t)).as("a timeout may have paid: the retry stops; got %s", t).isNotNull();
+        assertThat(outcomeUnknownIn(t)).as("a timeout may have paid: the retry stops; got %s", describe(t))
+                .isNotNull();
         assertThat(history.count(key, Type.EFFECT)).as("never a second payout").isEqualTo(1);
     }
 
@@ -431,8 +443,8 @@ abstract class AbstractFaultSuite {
 
         for (int i = 0; i < 2; i++) {
             Throwable t = catchThrowable(() -> retryWhileInProgress(() -> app.shop.send(key)));
-            assertThat(outcomeUnknownIn(t)).as("retry %d: the child may have sent it, a hard stop; got %s", i, t)
-                    .isNotNull();
+            assertThat(outcomeUnknownIn(t)).as("retry %d: the child may have sent it, a hard stop; got %s", i,
+                    describe(t)).isNotNull();
         }
         assertThat(childEffects).hasSize(1);
         assertThat(history.count(key, Type.EFFECT)).as("never sent again").isZero();
@@ -503,8 +515,8 @@ abstract class AbstractFaultSuite {
         while (System.nanoTime() - start < Duration.ofMillis(2000).toNanos()) {
             long at = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             Throwable t = catchThrowable(() -> app.shop.slow(key));
-            assertThat(t).as("duplicate %d, %d ms into the run: waits, then 'in progress', never a second run",
-                    duplicates, at).isInstanceOf(IdempotencyInProgressException.class);
+            assertThat(t).as("duplicate %d, %d ms into the run: waits, then 'in progress', never a second run;"
+                    + " got %s", duplicates, at, describe(t)).isInstanceOf(IdempotencyInProgressException.class);
             duplicates++;
         }
         pause.release();
@@ -527,8 +539,8 @@ abstract class AbstractFaultSuite {
             Future<String> owner = threads.submit(() -> app.shop.reserve(key));
             pause.awaitEntered();
 
-            assertThat(catchThrowable(() -> ahead.shop.reserve(key)))
-                    .as("the claim is live by the database's clock: no takeover")
+                Throwable t = catchThrowable(() -> ahead.shop.reserve(key));
+            assertThat(t).as("the claim is live by the database's clock: no takeover; got %s", describe(t))
                     .isInstanceOf(IdempotencyInProgressException.class);
             pause.release();
             String result = owner.get(30, TimeUnit.SECONDS);
@@ -544,7 +556,7 @@ abstract class AbstractFaultSuite {
     @Test
     void randomizedStormJudgedByTheChecker() {
         Storm.Result result = new Storm(database, injector, app, history, threads).run(16, 50,
-                Duration.ofSeconds(25));
+                Duration.ofSeconds(20));
         storm = result;
         otherFaults.addAndGet(result.otherFaults());
         HistoryChecker.Verdict v = result.verdict();

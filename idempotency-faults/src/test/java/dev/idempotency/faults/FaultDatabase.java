@@ -92,7 +92,7 @@ final class FaultDatabase implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         String file = dir.resolve("db-" + UUID.randomUUID()).toString().replace('\\', '/');
-        return new FaultDatabase(Kind.H2, "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE", Tables.unique(), poolSize);
+        return new FaultDatabase(Kind.H2, "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE;DB_CLOSE_DELAY=-1", Tables.unique(), poolSize);
     }
 
     /** The tables another process of the suite made (the child JVM joins its parent's database). */
@@ -206,6 +206,9 @@ final class FaultDatabase implements AutoCloseable {
     public void close() {
         try {
             dropTables();
+            if (kind == Kind.H2) {
+                new JdbcTemplate(pool).execute("SHUTDOWN");
+            }
         } finally {
             pool.close();
         }
