@@ -1,12 +1,17 @@
 package dev.idempotency.faults;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.internal.Keys;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.nio.ByteBuffer;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -17,15 +22,17 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
- * The application's {@code DataSource}: the pool of a {@link FaultDatabase}, every connection wrapped so that a
- * fault armed on the calling thread ({@link #arm(Step)}) strikes at its step, once.
+ * The application's {@code DataSource}: the pool of a {@link FaultDatabase}, every connection wrapped so that an
+ * armed fault strikes at its step, once.
  *
  * <ul>
- *   <li>{@link Step#CLAIM} and {@link Step#RECORD}: when the connection prepares the insert into the idempotency
- *       table, or its update to {@code COMPLETED};</li>
- *   <li>{@link Step#METHOD}: when the method calls {@link #methodStep()} (the connection bound to its transaction);</li>
- *   <li>{@link Step#COMMIT}: on the next {@code commit()}, before it runs; {@link Step#LOST_COMMIT_REPLY} on the
- *       next {@code commit()}, after it ran.</li>
+ *   <li>{@link Step#CLAIM} and {@link Step#RECORD} are armed for one key ({@link #arm(Step, String, String)}): they
+ *       strike when a statement bound to that key's hash executes the insert into the idempotency table, or its
+ *       update to {@code COMPLETED}, on whatever thread (the engine writes an irreversible claim on a connection and
+ *       a thread of its own);</li>
+ *   <li>{@link Step#METHOD}, {@link Step#COMMIT} and {@link Step#LOST_COMMIT_REPLY} are armed for the calling
+ *       thread: the method calls {@link #methodStep()} (the connection bound to its transaction dies), the next
+ *       {@code commit()} on the thread dies before it runs, or runs and then throws.</li>
  * </ul>
  *
  * <p>A strike kills the connection: PostgreSQL and MariaDB for real, from another connection; on H2 the injector
@@ -38,6 +45,9 @@ final class FaultInjector extends DelegatingDataSource {
     private final HikariDataSource pool;
     private final ThreadLocal<@Nullable Step> armed = new ThreadLocal<>();
     private final ThreadLocal<@Nullable Step> firedHere = new ThreadLocal<>();
+    /** CLAIM and RECORD faults waiting for a statement on their key's hash; and the ones that struck. */
+    private final Map<ByteBuffer, Step> armedKeys = new ConcurrentHashMap<>();
+    private final Map<ByteBuffer, Step> firedKeys = new ConcurrentHashMap<>();
     private final AtomicInteger injected = new AtomicInteger();
     private final Map<Step, AtomicInteger> byStep = new ConcurrentHashMap<>();
 
@@ -47,18 +57,55 @@ final class FaultInjector extends DelegatingDataSource {
         this.pool = database.pool();
     }
 
-    /** Arms {@code step} on this thread: the next time a call on this thread reaches it, the fault strikes, once. */
+    /** The hash the store knows a key by (no tenant scope): what a CLAIM or RECORD fault is armed for. */
+    static byte[] keyHash(String operation, String idemKey) {
+        return Keys.hash(operation, "", Keys.normalize(idemKey));
+    }
+
+    /**
+     * Arms {@code step} for the call of {@code operation} with {@code idemKey}: CLAIM and RECORD for the statements
+     * of that key, on any thread; the other steps for this thread.
+     */
+    void arm(Step step, String operation, String idemKey) {
+        if (step == Step.CLAIM || step == Step.RECORD) {
+            ByteBuffer id = ByteBuffer.wrap(keyHash(operation, idemKey));
+            firedKeys.remove(id);
+            armedKeys.put(id, step);
+        } else {
+            arm(step);
+        }
+    }
+
+    /** Arms METHOD, COMMIT or LOST_COMMIT_REPLY on this thread. */
     void arm(Step step) {
+        if (step == Step.CLAIM || step == Step.RECORD) {
+            throw new IllegalArgumentException(step + " is armed for a key: arm(step, operation, idemKey)");
+        }
         armed.set(step);
         firedHere.remove();
     }
 
-    /** Disarms this thread; returns the step that struck since {@link #arm}, if one did. */
+    /** Disarms the faults of this thread; returns the step that struck since {@link #arm}, if one did. */
     @Nullable Step disarm() {
         armed.remove();
         Step fired = firedHere.get();
         firedHere.remove();
         return fired;
+    }
+
+    /** Disarms the faults of this thread and of the key; returns the step that struck, if one did. */
+    @Nullable Step disarm(String operation, String idemKey) {
+        ByteBuffer id = ByteBuffer.wrap(keyHash(operation, idemKey));
+        armedKeys.remove(id);
+        Step keyed = firedKeys.remove(id);
+        Step here = disarm();
+        return keyed != null ? keyed : here;
+    }
+
+    /** Disarms every fault of every key (the threads' own end with their attempts). */
+    void disarmAllKeys() {
+        armedKeys.clear();
+        firedKeys.clear();
     }
 
     /** How many faults struck so far, every thread and step together. */
@@ -97,9 +144,25 @@ final class FaultInjector extends DelegatingDataSource {
         }
         armed.remove();
         firedHere.set(step);
+        count(step);
+        return true;
+    }
+
+    /** Takes the fault armed for one of the bound hashes at {@code step}, if there is one. */
+    private boolean takeKeyed(Step step, List<ByteBuffer> bound) {
+        for (ByteBuffer id : bound) {
+            if (armedKeys.remove(id, step)) {
+                firedKeys.put(id, step);
+                count(step);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void count(Step step) {
         injected.incrementAndGet();
         byStep.computeIfAbsent(step, s -> new AtomicInteger()).incrementAndGet();
-        return true;
     }
 
     @Override
@@ -125,7 +188,7 @@ final class FaultInjector extends DelegatingDataSource {
     private boolean isRecord(String sql) {
         String s = sql.stripLeading().toUpperCase(Locale.ROOT);
         return s.startsWith("UPDATE") && s.contains(database.tables.idempotency().toUpperCase(Locale.ROOT))
-                && s.contains("STATUS = 'COMPLETED'") && s.contains("STATUS = 'IN_FLIGHT'");
+                && s.contains("STATUS = 'COMPLETED'");
     }
 
     /** One connection of the pool, with the faults of this thread. */
@@ -137,6 +200,10 @@ final class FaultInjector extends DelegatingDataSource {
 
         Wrapped(Connection real) {
             this.real = real;
+        }
+
+        boolean dead() {
+            return dead;
         }
 
         void kill() {
@@ -161,7 +228,7 @@ final class FaultInjector extends DelegatingDataSource {
             }
         }
 
-        private SQLException gone(String what) {
+        SQLException gone(String what) {
             return new SQLException("injected: the connection was killed (" + what + ")", "08006");
         }
 
@@ -193,12 +260,11 @@ final class FaultInjector extends DelegatingDataSource {
                 throw gone(name);
             }
             if (name.equals("prepareStatement") && args != null && args.length > 0 && args[0] instanceof String sql) {
-                if ((isClaim(sql) && take(Step.CLAIM)) || (isRecord(sql) && take(Step.RECORD))) {
-                    kill();
-                    if (dead) {
-                        throw gone("at " + (isClaim(sql) ? "the claim" : "the record"));
-                    }
-                    // a real server: the statement reaches a dead session and fails by itself
+                Step step = isClaim(sql) ? Step.CLAIM : isRecord(sql) ? Step.RECORD : null;
+                if (step != null) {
+                    PreparedStatement statement = (PreparedStatement) call(method, args);
+                    return Proxy.newProxyInstance(FaultInjector.class.getClassLoader(),
+                            new Class<?>[] {PreparedStatement.class}, new Statement(this, statement, step));
                 }
             } else if (name.equals("commit")) {
                 if (take(Step.COMMIT)) {
@@ -217,6 +283,47 @@ final class FaultInjector extends DelegatingDataSource {
         }
 
         private @Nullable Object call(Method method, Object @Nullable [] args) throws Throwable {
+            try {
+                return method.invoke(real, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }
+    }
+
+    /** A claim or record statement: strikes at its execution when a fault is armed for a key hash bound to it. */
+    private final class Statement implements InvocationHandler {
+        private final Wrapped connection;
+        private final PreparedStatement real;
+        private final Step step;
+        private final List<ByteBuffer> bound = new ArrayList<>();
+
+        Statement(Wrapped connection, PreparedStatement real, Step step) {
+            this.connection = connection;
+            this.real = real;
+            this.step = step;
+        }
+
+        @Override
+        public @Nullable Object invoke(Object proxy, Method method, Object @Nullable [] args) throws Throwable {
+            String name = method.getName();
+            if ((name.equals("setBytes") || name.equals("setObject")) && args != null && args.length >= 2
+                    && args[1] instanceof byte[] bytes) {
+                bound.add(ByteBuffer.wrap(bytes.clone()));
+            } else if (name.equals("clearParameters")) {
+                bound.clear();
+            } else if ((name.startsWith("execute")) && (args == null || args.length == 0)
+                    && takeKeyed(step, bound)) {
+                connection.kill();
+                if (connection.dead()) {
+                    throw connection.gone("at " + (step == Step.CLAIM ? "the claim" : "the record"));
+                }
+                // a real server: the statement reaches a dead session and fails by itself
+            } else if (name.equals("equals")) {
+                return proxy == (args == null ? null : args[0]);
+            } else if (name.equals("hashCode")) {
+                return System.identityHashCode(proxy);
+            }
             try {
                 return method.invoke(real, args);
             } catch (InvocationTargetException e) {

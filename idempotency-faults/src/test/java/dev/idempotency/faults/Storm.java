@@ -132,6 +132,7 @@ final class Storm {
         }
         // quiescence: the storm is over; one more request per key, without faults, until a definite answer (a claim
         // left behind by a crashed attempt is taken over or stopped for review by it, as by any later caller)
+        injector.disarmAllKeys();
         Queue<Request> finals = new ConcurrentLinkedQueue<>();
         tiers.forEach((key, tier) -> finals.add(new Request("final-" + key, key, tier, new Random(0))));
         long finalDeadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
@@ -199,7 +200,7 @@ final class Storm {
                 }
                 history.add(r.key(), Type.FAIL, t.getClass().getSimpleName() + ": " + t.getMessage(), r.id());
             } finally {
-                injector.disarm();
+                injector.disarm(operation(r), idemKey(r));
                 if (Shop.misbehaviourPending()) {
                     Shop.misbehave(null);
                 } else if (fault == Fault.CHECKED_EXCEPTION || fault == Fault.GATEWAY_REFUSED
@@ -221,7 +222,7 @@ final class Storm {
         }
         Step step = fault.step;
         if (step != null && step != Step.COMMIT && step != Step.LOST_COMMIT_REPLY) {
-            injector.arm(step);
+            injector.arm(step, operation(r), idemKey(r));
         }
         if (!callerTransaction) {
             return call(r);
@@ -249,6 +250,14 @@ final class Storm {
             }
             return value;
         });
+    }
+
+    private static String operation(Request r) {
+        return r.tier() == Tier.REVERSIBLE ? "Shop.placeOrder" : "Shop.payout";
+    }
+
+    private static String idemKey(Request r) {
+        return (r.tier() == Tier.REVERSIBLE ? "ORDER:" : "PAY:") + r.key();
     }
 
     private String call(Request r) {
