@@ -97,7 +97,8 @@ final class Storm {
 
     Result run(int threadCount, int keyCount, Duration budget) {
         long seed = Long.getLong("faults.seed", new Random().nextLong());
-        System.out.println("faults " + database.kind.label + ": storm seed " + seed + " (replay the choices with"
+        // not the summary line's form ("faults <db>: ..."), which .ci/run greps
+        System.out.println("storm on " + database.kind.label + ": seed " + seed + " (replay the choices with"
                 + " -Dfaults.seed=" + seed + "), " + threadCount + " threads, " + keyCount + " keys");
         Random random = new Random(seed);
         String prefix = "storm-" + UUID.randomUUID().toString().substring(0, 8) + "-";
