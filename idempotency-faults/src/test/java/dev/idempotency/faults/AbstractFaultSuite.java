@@ -110,7 +110,8 @@ abstract class AbstractFaultSuite {
             System.out.println("faults " + database.kind.label + ": " + (injector.injected() + otherFaults.get())
                     + " injected, " + (v == null ? 0 : v.keys()) + " keys, duplicated effects "
                     + (v == null ? 0 : v.duplicatedEffects()) + ", wrong answers " + (v == null ? 0 : v.wrongAnswers())
-                    + ", stuck keys " + (v == null ? 0 : v.stuckKeys()) + (v == null ? " (the storm did not run)" : ""));
+                    + ", stuck keys " + (v == null ? 0 : v.stuckKeys())
+                    + (v == null ? " (the storm did not run)" : ""));
         } finally {
             try {
                 if (threads != null) {
@@ -251,6 +252,36 @@ abstract class AbstractFaultSuite {
                 FaultApp.Options.node("cached").withPrefilter())) {
             savepointRollback(cached);
         }
+    }
+
+    @Test
+    void savepointRollbackTheRetryInsideTheSameOuterTransactionRunsAgain() {
+        String key = unique("sp-same");
+        otherFaults.incrementAndGet();
+        AtomicReference<String> held = new AtomicReference<>();
+        String retried = app.tx().execute(outer -> {
+            try {
+                app.nested().executeWithoutResult(nested -> {
+                    held.set(app.shop.holdFunds(key));
+                    throw new LaterStepFailed();
+                });
+            } catch (LaterStepFailed expected) {
+                // the caller retries at once, in the same outer transaction
+            }
+            return app.shop.holdFunds(key);
+        });
+        String first = held.get();
+
+        SoftAssertions rules = new SoftAssertions();
+        rules.assertThat(retried).as("the retry in the same transaction ran again, no replay of the rolled-back"
+                + " attempt").isNotEqualTo(first);
+        rules.assertThat(history.values(key, Type.EFFECT)).containsExactly(first, retried);
+        rules.assertThat(committed("HOLD", key)).as("the outer commit kept the retry's row only")
+                .containsExactly(retried);
+        rules.assertThat(app.shop.holdFunds(key)).as("and replays it").isEqualTo(retried);
+        rules.assertThat(history.values(key, Type.COMPENSATION)).as("the rolled-back attempt compensated once")
+                .containsExactly(first);
+        rules.assertAll();
     }
 
     private void savepointRollback(FaultApp on) {

@@ -16,6 +16,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.stream.Stream;
 import javax.sql.DataSource;
 import org.awaitility.Awaitility;
 import org.springframework.core.io.ByteArrayResource;
@@ -92,7 +93,8 @@ final class FaultDatabase implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         String file = dir.resolve("db-" + UUID.randomUUID()).toString().replace('\\', '/');
-        return new FaultDatabase(Kind.H2, "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE;DB_CLOSE_DELAY=-1", Tables.unique(), poolSize);
+        return new FaultDatabase(Kind.H2, "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE;DB_CLOSE_DELAY=-1",
+                Tables.unique(), poolSize);
     }
 
     /** The tables another process of the suite made (the child JVM joins its parent's database). */
@@ -198,6 +200,24 @@ final class FaultDatabase implements AutoCloseable {
         }
     }
 
+    /** An H2 file database's files (the database, its lock and trace), once it is shut down. */
+    private void deleteH2Files() {
+        if (kind != Kind.H2) {
+            return;
+        }
+        String file = url.substring("jdbc:h2:file:".length(), url.indexOf(';'));
+        Path path = Path.of(file);
+        Path dir = path.getParent();
+        String name = path.getFileName().toString();
+        try (Stream<Path> files = Files.list(dir)) {
+            for (Path p : files.filter(f -> f.getFileName().toString().startsWith(name + ".")).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            // target/ is cleaned by the build anyway
+        }
+    }
+
     DataSource dataSource() {
         return pool;
     }
@@ -211,6 +231,7 @@ final class FaultDatabase implements AutoCloseable {
             }
         } finally {
             pool.close();
+            deleteH2Files();
         }
     }
 }

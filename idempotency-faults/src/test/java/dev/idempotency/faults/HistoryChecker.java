@@ -100,7 +100,8 @@ final class HistoryChecker {
                     findings.add(key + ": REVERSIBLE request " + a.request() + " ended unknown: " + a.value());
                 }
             }
-            if (entry.getValue() == Tier.REVERSIBLE && done.isEmpty() && !answered && !flagged && !stuck.contains(key)) {
+            if (entry.getValue() == Tier.REVERSIBLE && done.isEmpty() && !answered && !flagged
+                    && !stuck.contains(key)) {
                 wrong++;
                 findings.add(key + " (REVERSIBLE): no committed effect although every request was answered");
             }
