@@ -31,8 +31,13 @@ final class H2Dialect extends JdbcDialect {
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
             """,
             """
-            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? FETCH FIRST ? ROWS ONLY
-            """);
+            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
+             FETCH FIRST ? ROWS ONLY
+            """,
+            // TIMESTAMP WITH TIME ZONE, as the columns. H2 answers the start of the transaction (of the statement
+            // without one): inside a caller's long transaction it is earlier than the real time, never later, so a
+            // decision confirmed with it can only come late, never too early
+            "CURRENT_TIMESTAMP(3)");
 
     private H2Dialect() {
     }

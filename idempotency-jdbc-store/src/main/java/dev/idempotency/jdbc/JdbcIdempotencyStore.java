@@ -53,6 +53,15 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
  * outcome: {@link #claim} then throws {@link IdempotencyInProgressException}, telling the caller to retry in a new
  * transaction (which replays). The same holds for an InnoDB deadlock.
  *
+ * <p><b>The database's clock.</b> Every decision that depends on time is confirmed by the database's clock inside
+ * the conditional statement, whatever the instants the executor passes: {@link #takeOver} replaces only an
+ * {@code IN_FLIGHT} claim whose lease has ended, or a {@code COMPLETED} outcome past its expiry, by that clock;
+ * {@link #markNeedsReviewIfStale} marks only a claim whose lease has ended by it; {@link #purgeExpired} deletes only
+ * what expired by it as well as by the {@code now} given. A node whose clock runs ahead never takes over a live claim
+ * or purges a live outcome. The clock is PostgreSQL's {@code clock_timestamp()} (the time of the statement, not of
+ * the transaction's start), MySQL/MariaDB's {@code UTC_TIMESTAMP(3)} and H2's {@code CURRENT_TIMESTAMP(3)} (H2 gives
+ * the start of the transaction: inside a long caller's transaction it decides late, never early).
+ *
  * <p>Other database failures are thrown as Spring {@link DataAccessException}s. Thread-safe; share one instance.
  */
 public final class JdbcIdempotencyStore implements IdempotencyStore {
@@ -259,8 +268,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
     @Override
     public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
-        // TODO(database clock): confirm the lease's end against the database's clock in the statement
-        return !leaseUntil.isAfter(now) && markNeedsReview(keyHash, leaseUntil);
+        Objects.requireNonNull(now, "now");
+        // the database's clock decides, inside the statement: the caller's now may run ahead of the lease's owner
+        return ifClaim("markNeedsReviewIfStale", resolve().sql().markNeedsReviewIfStale(), keyHash, leaseUntil);
     }
 
     @Override

@@ -64,10 +64,13 @@ final class MySqlDialect extends JdbcDialect {
             // walks the expires_at index in order, so that two nodes lock rows in the same order and queue rather
             // than deadlock; completed rows only
             """
-            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? ORDER BY expires_at LIMIT ?
+            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
+             ORDER BY expires_at LIMIT ?
             """,
             // MySQL and MariaDB have no IS NOT DISTINCT FROM
-            "<=>");
+            "<=>",
+            // the columns are UTC DATETIME(3); NOW() would be in the session's time_zone
+            "UTC_TIMESTAMP(3)");
 
     private MySqlDialect() {
     }

@@ -40,11 +40,13 @@ final class PostgresDialect extends JdbcDialect {
             """
             DELETE FROM {table}
              WHERE key_hash IN (SELECT key_hash FROM {table}
-                                 WHERE status = 'COMPLETED' AND expires_at <= ?
+                                 WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
                                  ORDER BY expires_at
                                  LIMIT ?
                                  FOR UPDATE SKIP LOCKED)
-            """);
+            """,
+            // the time when the statement runs; now() would be the start of the transaction
+            "clock_timestamp()");
 
     private PostgresDialect() {
     }
