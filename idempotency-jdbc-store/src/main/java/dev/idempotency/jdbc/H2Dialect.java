@@ -60,13 +60,7 @@ final class H2Dialect extends JdbcDialect {
         try {
             return thenRestore(work, () -> setLockTimeout(con, previous));
         } catch (SQLException e) {
-            if (e.getErrorCode() == LOCK_TIMEOUT_ERROR) {
-                throw new LockTimeout(e);
-            }
-            if (e.getErrorCode() == CONCURRENT_UPDATE_ERROR || e.getErrorCode() == DEADLOCK_ERROR) {
-                throw new SerializationConflict(e);
-            }
-            throw e;
+            throw asConflict(e);
         }
     }
 
@@ -75,6 +69,14 @@ final class H2Dialect extends JdbcDialect {
             ps.setLong(1, millis);
             ps.execute();
         }
+    }
+
+    @Override
+    Failure classify(SQLException e) {
+        int code = e.getErrorCode();
+        return code == LOCK_TIMEOUT_ERROR ? Failure.LOCK_TIMEOUT
+                : code == CONCURRENT_UPDATE_ERROR || code == DEADLOCK_ERROR ? Failure.ABORTED
+                : Failure.OTHER;
     }
 
     @Override

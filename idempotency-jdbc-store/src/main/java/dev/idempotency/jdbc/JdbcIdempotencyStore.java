@@ -15,8 +15,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -48,10 +50,16 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
  * transaction usable (a savepoint on PostgreSQL). Without a transaction every method commits on its own, and a claim
  * is committed at once as {@code IN_FLIGHT} with its lease ({@code acquired(false)}).
  *
- * <p>When the caller's transaction runs under snapshot isolation (REPEATABLE READ or SERIALIZABLE on PostgreSQL) and
- * the key was committed by another transaction after the snapshot was taken, this transaction can never read that
- * outcome: {@link #claim} then throws {@link IdempotencyInProgressException}, telling the caller to retry in a new
- * transaction (which replays). The same holds for an InnoDB deadlock.
+ * <p><b>A transaction that cannot go on.</b> When, inside the caller's transaction, the database picks it as a
+ * deadlock victim (InnoDB 1213, PostgreSQL 40P01, H2), rolls it back whole on a lock wait timeout (InnoDB with
+ * {@code innodb_rollback_on_timeout=ON}, read once per store), or finds that its snapshot can never see the key's row
+ * (PostgreSQL 40001 under REPEATABLE READ or SERIALIZABLE: the key was committed after the snapshot was taken), every
+ * method throws a Spring {@link org.springframework.dao.PessimisticLockingFailureException} that implements
+ * {@link dev.idempotency.store.CallerTransactionAborted}, naming the key and saying that the whole transaction must be
+ * retried (its retry replays the outcome). The executor then marks the transaction rollback-only and passes the
+ * exception on, so that a {@code @Retryable} on {@code TransientDataAccessException} retries the transaction. Without
+ * a caller's transaction the store retries its own short transaction (three attempts), since only its own work was
+ * rolled back, and a claim that fails every attempt throws {@link IdempotencyInProgressException}.
  *
  * <p><b>The database's clock.</b> Every decision that depends on time is confirmed by the database's clock inside
  * the conditional statement, whatever the instants the executor passes: {@link #takeOver} replaces only an
@@ -79,6 +87,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     private final @Nullable JdbcDialect configuredDialect;
     private final SQLExceptionTranslator translator;
     private volatile @Nullable Resolved resolved;
+    /** Whether the server rolls back a whole transaction on a lock wait timeout; read on the first one. */
+    private volatile @Nullable Boolean rollbackOnTimeout;
 
     /** The dialect and its statements, found on first use (so that building the store needs no connection). */
     private record Resolved(JdbcDialect dialect, Statements sql) {
@@ -154,7 +164,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         JdbcDialect dialect = rs.dialect();
         try {
-            return execute(task, true, (con, inTransaction) ->
+            return execute(task, () -> describe(r), true, (con, inTransaction) ->
                     dialect.withLockTimeout(con, inTransaction, r.lockTimeout(), () -> {
                         if (observed != null && replace(con, rs.sql(), r, observed)) {
                             return ClaimResult.acquired(inTransaction);
@@ -165,17 +175,24 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             logRestoreFailures(task, e);
             return ClaimResult.lockTimeout();
         } catch (SerializationConflict e) {
+            // the store's own short transaction failed every attempt (in the caller's, execute threw the abort)
             IdempotencyInProgressException busy = new IdempotencyInProgressException(r.operation(), r.key(),
-                    "idempotency key '" + r.key() + "' of operation " + r.operation() + " was written by a "
-                    + "concurrent transaction that this transaction cannot see (it committed after this "
-                    + "transaction's snapshot under REPEATABLE READ or SERIALIZABLE isolation, or the database chose "
-                    + "this transaction as a deadlock victim); retry the call in a new transaction to get its outcome",
-                    e.getCause());
+                    "idempotency key '" + r.key() + "' of operation " + r.operation() + " met concurrent writers "
+                    + "that made the database roll back " + LOCAL_RETRIES + " attempts in a row (deadlocks or "
+                    + "serialization failures); retry the call to get its outcome", e.getCause());
             for (Throwable restoreFailure : e.getSuppressed()) {
                 busy.addSuppressed(restoreFailure);
             }
             throw busy;
         }
+    }
+
+    private static String describe(ClaimRequest r) {
+        return "idempotency key '" + r.key() + "' of operation " + r.operation();
+    }
+
+    private static String describe(byte[] keyHash) {
+        return "idempotency key hash " + HexFormat.of().formatHex(keyHash);
     }
 
     /** A lock timeout is an answer, not a failure; a session setting that could not be put back is still told. */
@@ -248,7 +265,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(expiresAt, "expiresAt");
         Resolved rs = resolve();
-        return execute("complete", false, (con, tx) -> update(con, rs.sql().complete(), ps -> {
+        return execute("complete", () -> describe(keyHash), false, (con, tx) -> update(con, rs.sql().complete(), ps -> {
             ps.setBytes(1, result);
             ps.setObject(2, rs.dialect().timestamp(expiresAt));
             ps.setBytes(3, keyHash);
@@ -280,7 +297,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(newLeaseUntil, "newLeaseUntil");
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
-        return execute("renew", false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
+        return execute("renew", () -> describe(keyHash), false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
             ps.setObject(1, d.timestamp(newLeaseUntil));
             ps.setBytes(2, keyHash);
             ps.setObject(3, d.timestamp(leaseUntil));
@@ -291,7 +308,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(keyHash, "keyHash");
         Objects.requireNonNull(leaseUntil, "leaseUntil");
         JdbcDialect d = resolve().dialect();
-        return execute(task, false, (con, tx) -> update(con, statement, ps -> {
+        return execute(task, () -> describe(keyHash), false, (con, tx) -> update(con, statement, ps -> {
             ps.setBytes(1, keyHash);
             ps.setObject(2, d.timestamp(leaseUntil));
         }) == 1);
@@ -301,7 +318,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     public Optional<IdempotencyRecord> find(byte[] keyHash) {
         Objects.requireNonNull(keyHash, "keyHash");
         Resolved rs = resolve();
-        return execute("find", false, (con, tx) -> query(con, rs.sql().select(), keyHash));
+        return execute("find", () -> describe(keyHash), false, (con, tx) -> query(con, rs.sql().select(), keyHash));
     }
 
     @Override
@@ -311,7 +328,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
         // conditional on the observed state, as takeOver is: a claim taken over or completed meanwhile is kept
-        return execute("resolve", false, (con, tx) -> result == null
+        return execute("resolve", () -> describe(observed.keyHash()), false, (con, tx) -> result == null
                 ? update(con, rs.sql().resolveDelete(), ps -> bindObserved(ps, 1, d, observed)) == 1
                 : update(con, rs.sql().resolveWithResult(), ps -> {
                     ps.setBytes(1, result);
@@ -342,7 +359,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                     + batchSize);
         }
         Resolved rs = resolve();
-        return execute("purgeExpired", false, (con, tx) -> update(con, rs.sql().purge(), ps -> {
+        return execute("purgeExpired", () -> "expired records", false, (con, tx) -> update(con, rs.sql().purge(), ps -> {
             ps.setObject(1, rs.dialect().timestamp(now));
             ps.setInt(2, batchSize);
         }));
@@ -362,12 +379,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      * connection does not auto-commit. Deadlocks and serialization failures of a local transaction are retried: the
      * database rolled it back whole.
      */
-    private <T> T execute(String task, boolean atomic, ConnectionWork<T> work) {
+    private <T> T execute(String task, Supplier<String> subject, boolean atomic, ConnectionWork<T> work) {
         Connection con = DataSourceUtils.getConnection(dataSource);
+        boolean inCallerTransaction = false;
         try {
             // a connection bound by mere transaction synchronization (no transaction) still auto-commits
             if (DataSourceUtils.isConnectionTransactional(con, dataSource) && !con.getAutoCommit()) {
-                return work.run(con, true);
+                inCallerTransaction = true;
+                return inCallerTransaction(task, subject, con, work);
             }
             for (int attempt = 1; ; attempt++) {
                 try {
@@ -377,18 +396,88 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                         throw e;
                     }
                 } catch (SQLException e) {
-                    if (attempt >= LOCAL_RETRIES || !isTransient(e)) {
+                    // the database rolled back the store's own short transaction: it is safe to run it again
+                    if (attempt >= LOCAL_RETRIES || resolve().dialect().classify(e) != JdbcDialect.Failure.ABORTED) {
                         throw e;
                     }
                 }
             }
         } catch (SQLException e) {
+            if (inCallerTransaction && abortsCallerTransaction(con, e)) {
+                throw aborted(task, subject, e);
+            }
             DataAccessException translated = translator.translate("JdbcIdempotencyStore." + task + " on table "
                     + tableName, null, e);
             throw translated != null ? translated : new UncategorizedSQLException(task, null, e);
         } finally {
             DataSourceUtils.releaseConnection(con, dataSource);
         }
+    }
+
+    /**
+     * Runs {@code work} in the caller's transaction. A conflict after which that transaction cannot go on (the
+     * database rolled it back, or its snapshot can never see the key's outcome) is thrown as
+     * {@link CallerTransactionAbortedException}; a lock timeout stays an answer unless the server rolled back the
+     * transaction with it.
+     */
+    private <T> T inCallerTransaction(String task, Supplier<String> subject, Connection con, ConnectionWork<T> work)
+            throws SQLException {
+        try {
+            return work.run(con, true);
+        } catch (SerializationConflict e) {
+            throw aborted(task, subject, e);
+        } catch (LockTimeout e) {
+            if (rollsBackTransactionOnLockTimeout(con, e)) {
+                throw aborted(task, subject, e);
+            }
+            throw e;
+        }
+    }
+
+    private boolean abortsCallerTransaction(Connection con, SQLException e) {
+        return switch (resolve().dialect().classify(e)) {
+            case ABORTED -> true;
+            case LOCK_TIMEOUT -> rollsBackTransactionOnLockTimeout(con, e);
+            case OTHER -> false;
+        };
+    }
+
+    /**
+     * Whether the server rolled back the whole transaction with the lock timeout {@code timeout}: asked once per
+     * store. When the server cannot say, the transaction is taken for lost (the caller retries it whole, which is
+     * always safe; going on with a transaction that is gone is not).
+     */
+    private boolean rollsBackTransactionOnLockTimeout(Connection con, Exception timeout) {
+        Boolean known = rollbackOnTimeout;
+        if (known == null) {
+            try {
+                known = resolve().dialect().rollsBackTransactionOnLockTimeout(con);
+            } catch (SQLException | RuntimeException e) {
+                timeout.addSuppressed(e);
+                return true;
+            }
+            rollbackOnTimeout = known;
+        }
+        return known;
+    }
+
+    private CallerTransactionAbortedException aborted(String task, Supplier<String> subject, Exception e) {
+        SQLException cause = (SQLException) (e instanceof SQLException ? e : e.getCause());
+        CallerTransactionAbortedException aborted = new CallerTransactionAbortedException("JdbcIdempotencyStore."
+                + task + " on table " + tableName + ", " + subject.get() + ": the database "
+                + (resolve().dialect().classify(cause) == JdbcDialect.Failure.LOCK_TIMEOUT
+                        ? "rolled back the caller's whole transaction on a lock wait timeout "
+                                + "(innodb_rollback_on_timeout=ON)"
+                        : "aborted the caller's transaction (a deadlock, or a serialization failure: a row committed "
+                                + "after its snapshot)")
+                + ": " + cause.getMessage() + ". Nothing more of that transaction can commit: retry the whole "
+                + "transaction, whose call then replays the key's outcome or runs", cause);
+        if (e != cause) {
+            for (Throwable suppressed : e.getSuppressed()) {
+                aborted.addSuppressed(suppressed);
+            }
+        }
+        return aborted;
     }
 
     private static <T> T local(Connection con, boolean atomic, ConnectionWork<T> work) throws SQLException {
@@ -417,10 +506,6 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             }
             throw e;
         }
-    }
-
-    private static boolean isTransient(SQLException e) {
-        return "40001".equals(e.getSQLState()) || "40P01".equals(e.getSQLState()) || MySqlDialect.isDeadlock(e);
     }
 
     private static int update(Connection con, String sql, SqlBinder binder) throws SQLException {

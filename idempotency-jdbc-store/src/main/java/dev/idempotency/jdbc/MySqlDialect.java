@@ -45,6 +45,7 @@ final class MySqlDialect extends JdbcDialect {
     private static final String RESTORE_LOCK_TIMEOUT =
             "SET SESSION innodb_lock_wait_timeout = @idempotency_lock_wait";
     private static final String READ_CLAIM_TOKEN = "SELECT @idempotency_claim_token";
+    private static final String READ_ROLLBACK_ON_TIMEOUT = "SELECT @@GLOBAL.innodb_rollback_on_timeout";
 
     private static final Statements STATEMENTS = Statements.standard(
             // ON DUPLICATE KEY UPDATE that changes nothing: no duplicate-key error, and no other error swallowed;
@@ -117,14 +118,8 @@ final class MySqlDialect extends JdbcDialect {
                 }
             });
         } catch (SQLException e) {
-            if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
-                throw new LockTimeout(e);
-            }
-            if (isDeadlock(e)) {
-                // InnoDB rolled the whole transaction back: only a new transaction can go on
-                throw new SerializationConflict(e);
-            }
-            throw e;
+            // a deadlock: InnoDB rolled the whole transaction back, only a new transaction can go on
+            throw asConflict(e);
         }
     }
 
@@ -143,6 +138,21 @@ final class MySqlDialect extends JdbcDialect {
             rs.next();
             long seen = rs.getLong(1);
             return rs.wasNull() || seen != token;
+        }
+    }
+
+    @Override
+    Failure classify(SQLException e) {
+        return e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT ? Failure.LOCK_TIMEOUT
+                : isDeadlock(e) ? Failure.ABORTED
+                : Failure.OTHER;
+    }
+
+    @Override
+    boolean rollsBackTransactionOnLockTimeout(Connection con) throws SQLException {
+        // a server setting, read-only at run time: read once per store
+        try (PreparedStatement ps = con.prepareStatement(READ_ROLLBACK_ON_TIMEOUT); ResultSet rs = ps.executeQuery()) {
+            return rs.next() && rs.getBoolean(1);
         }
     }
 

@@ -88,13 +88,7 @@ final class PostgresDialect extends JdbcDialect {
                 // undoes the failed statement and the lock_timeout change, and un-aborts the caller's transaction
                 rollbackTo(con, e);
             }
-            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                throw new LockTimeout(e);
-            }
-            if (SERIALIZATION_FAILURE.equals(e.getSQLState()) || DEADLOCK_DETECTED.equals(e.getSQLState())) {
-                throw new SerializationConflict(e);
-            }
-            throw e;
+            throw asConflict(e);
         } catch (RuntimeException e) {
             if (savepoint) {
                 rollbackTo(con, e);
@@ -139,6 +133,14 @@ final class PostgresDialect extends JdbcDialect {
         } catch (SQLException e) {
             cause.addSuppressed(e);
         }
+    }
+
+    @Override
+    Failure classify(SQLException e) {
+        String state = e.getSQLState();
+        return LOCK_NOT_AVAILABLE.equals(state) ? Failure.LOCK_TIMEOUT
+                : SERIALIZATION_FAILURE.equals(state) || DEADLOCK_DETECTED.equals(state) ? Failure.ABORTED
+                : Failure.OTHER;
     }
 
     @Override

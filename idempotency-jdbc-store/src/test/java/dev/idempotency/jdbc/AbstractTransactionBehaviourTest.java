@@ -11,6 +11,7 @@ import dev.idempotency.Tier;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.CallerTransactionAborted;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,6 +28,7 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -266,15 +268,15 @@ abstract class AbstractTransactionBehaviourTest {
     /**
      * 16 threads, 100 transactions each, 3 claims per transaction in random order over 300 keys: lock waits, gap locks
      * and replays inside open transactions. Whatever the database does (a deadlock victim, a snapshot conflict), the
-     * caller sees at worst {@link IdempotencyInProgressException}, never another error, and each key is acquired by
-     * exactly one committed transaction.
+     * caller sees at worst a {@link CallerTransactionAborted} {@link PessimisticLockingFailureException}, never
+     * another error, and each key is acquired by exactly one committed transaction.
      */
     @Test
     void manyTransactionsClaimingSeveralKeysEachInRandomOrder() throws Exception {
         TransactionTemplate loaded = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
         loaded.setIsolationLevel(isolationUnderLoad());
         java.util.Map<String, AtomicInteger> committedAcquisitions = new java.util.concurrent.ConcurrentHashMap<>();
-        AtomicInteger inProgress = new AtomicInteger();
+        AtomicInteger aborted = new AtomicInteger();
         java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(16);
         try {
             java.util.List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
@@ -296,8 +298,10 @@ abstract class AbstractTransactionBehaviourTest {
                             });
                             acquired.forEach(key -> committedAcquisitions
                                     .computeIfAbsent(key, x -> new AtomicInteger()).incrementAndGet());
-                        } catch (IdempotencyInProgressException e) {
-                            inProgress.incrementAndGet();
+                        } catch (PessimisticLockingFailureException e) {
+                            assertThat(e).isInstanceOf(CallerTransactionAborted.class)
+                                    .hasMessageContaining("retry the whole transaction");
+                            aborted.incrementAndGet();
                         }
                     }
                     return null;
@@ -314,8 +318,52 @@ abstract class AbstractTransactionBehaviourTest {
                 .isEqualTo(committedAcquisitions.size());
         assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE status <> 'COMPLETED'",
                 Integer.class)).isZero();
-        System.out.println(getClass().getSimpleName() + ": 1600 transactions x 3 claims, " + inProgress
-                + " ended with IdempotencyInProgressException");
+        System.out.println(getClass().getSimpleName() + ": 1600 transactions x 3 claims, " + aborted
+                + " aborted by the database (CallerTransactionAborted)");
+    }
+
+    /**
+     * Two transactions claim two keys in opposite orders: the database picks a deadlock victim, whose claim throws
+     * {@link CallerTransactionAborted} (a {@link PessimisticLockingFailureException}, so a retry of the whole
+     * transaction is what Spring users do), never {@link IdempotencyInProgressException} (after which a caller would
+     * go on in a transaction that is gone); the other transaction acquires both keys.
+     */
+    @Test
+    void aDeadlockVictimsClaimSaysTheWholeTransactionMustBeRetried() throws Exception {
+        String a = uniqueKey("K-dead-a");
+        String b = uniqueKey("K-dead-b");
+        CountDownLatch firstClaims = new CountDownLatch(2);
+        CompletableFuture<Object> one = CompletableFuture.supplyAsync(() -> crossClaims(a, b, firstClaims, false));
+        CompletableFuture<Object> two = CompletableFuture.supplyAsync(() -> crossClaims(b, a, firstClaims, true));
+        Object r1 = one.get(60, TimeUnit.SECONDS);
+        Object r2 = two.get(60, TimeUnit.SECONDS);
+        assertThat(java.util.List.of(r1, r2)).filteredOn(r -> r instanceof Throwable).singleElement()
+                .satisfies(e -> assertThat((Throwable) e).isInstanceOf(PessimisticLockingFailureException.class)
+                        .isInstanceOf(CallerTransactionAborted.class)
+                        .hasMessageContaining("K-dead-").hasMessageContaining("retry the whole transaction"));
+        assertThat(java.util.List.of(r1, r2)).filteredOn(r -> r instanceof String).containsExactly("acquired both");
+        assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + table, Integer.class)).isEqualTo(2);
+    }
+
+    /** Claims {@code first}, waits for the other transaction's first claim, then claims {@code second}. */
+    private Object crossClaims(String first, String second, CountDownLatch firstClaims, boolean waitForOther) {
+        try {
+            return tx.execute(s -> {
+                assertThat(store.claim(request(first, Duration.ofSeconds(20))).isAcquired()).isTrue();
+                firstClaims.countDown();
+                await(firstClaims);
+                if (waitForOther) {
+                    // the other transaction blocks on our first row before we block on its: a deadlock, not a race
+                    Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+                            .until(() -> isWaitingForLock(table));
+                }
+                ClaimResult again = store.claim(request(second, Duration.ofSeconds(20)));
+                assertThat(again.isAcquired()).isTrue();
+                return "acquired both";
+            });
+        } catch (RuntimeException e) {
+            return e;
+        }
     }
 
     /** A unique key per call, for tests that run several scenarios. */
