@@ -160,6 +160,17 @@ public abstract class JdbcDialect {
         return false;
     }
 
+    /**
+     * Whether a write that meets an existing row keeps a lock on it until the end of the transaction, even when it
+     * changes nothing (InnoDB: a duplicate's {@code ON DUPLICATE KEY UPDATE}, an {@code UPDATE} whose condition fails
+     * under REPEATABLE READ, a locking read). Then, inside the caller's transaction, the store reads the key with a
+     * plain read first, and writes only when it has to, so that a duplicate never holds a lock on a committed claim
+     * whose owner, running without a transaction, needs that row to record its outcome.
+     */
+    boolean locksRowsItMeets() {
+        return false;
+    }
+
     /** How a null timestamp is bound (where a statement compares a nullable timestamp null-safely). */
     int nullTimestampType() {
         return java.sql.Types.TIMESTAMP_WITH_TIMEZONE;

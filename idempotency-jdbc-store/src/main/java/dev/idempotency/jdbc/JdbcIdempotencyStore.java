@@ -166,10 +166,19 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         try {
             return execute(task, () -> describe(r), true, (con, inTransaction) ->
                     dialect.withLockTimeout(con, inTransaction, r.lockTimeout(), () -> {
-                        if (observed != null && replace(con, rs.sql(), r, observed)) {
-                            return ClaimResult.acquired(inTransaction);
+                        // MySQL/MariaDB in the caller's transaction: read before writing, see locksRowsItMeets
+                        boolean readFirst = inTransaction && dialect.locksRowsItMeets();
+                        if (observed != null) {
+                            if (readFirst) {
+                                Optional<IdempotencyRecord> seen = query(con, rs.sql().select(), r.keyHash());
+                                if (seen.isPresent()) {
+                                    return replaceIfOver(con, rs, r, observed, seen.get());
+                                }
+                            } else if (replace(con, rs.sql(), r, observed)) {
+                                return ClaimResult.acquired(inTransaction);
+                            }
                         }
-                        return insertOrRead(con, rs, r, inTransaction);
+                        return insertOrRead(con, rs, r, inTransaction, readFirst);
                     }));
         } catch (LockTimeout e) {
             logRestoreFailures(task, e);
@@ -205,15 +214,33 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
     }
 
-    /** Inserts the claim, or reads the row that holds the key; retried while a conflicting row vanishes. */
-    private ClaimResult insertOrRead(Connection con, Resolved rs, ClaimRequest r, boolean inTransaction)
-            throws SQLException {
+    /**
+     * Inserts the claim, or reads the row that holds the key; retried while a conflicting row vanishes.
+     *
+     * @param readFirst whether to read the key with a plain read before the insert, and answer a row it shows without
+     *                  writing: in the caller's transaction on a database whose insert would lock it
+     *                  ({@link JdbcDialect#locksRowsItMeets()})
+     */
+    private ClaimResult insertOrRead(Connection con, Resolved rs, ClaimRequest r, boolean inTransaction,
+            boolean readFirst) throws SQLException {
+        if (readFirst) {
+            Optional<IdempotencyRecord> committed = query(con, rs.sql().select(), r.keyHash());
+            if (committed.isPresent()) {
+                // committed (or this transaction's own): no lock taken, so its owner can record its outcome
+                return ClaimResult.existing(committed.get());
+            }
+        }
         for (int attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
             if (rs.dialect().insertClaim(con, rs.sql(), ps -> bindClaim(ps, r))) {
                 return ClaimResult.acquired(inTransaction);
             }
             Optional<IdempotencyRecord> holder = query(con, rs.sql().selectLatest(), r.keyHash());
             if (holder.isPresent()) {
+                if (readFirst && holder.get().status() == IdempotencyRecord.Status.IN_FLIGHT) {
+                    // committed in flight after the plain read (or this transaction's snapshot): the insert now
+                    // holds its row lock until this transaction ends, which the owner needs to record its outcome
+                    throw committedInFlightMeanwhile(r);
+                }
                 return ClaimResult.existing(holder.get());
             }
             // the row that made the insert conflict was deleted (released, resolved or purged) before it was read
@@ -232,6 +259,38 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         ps.setObject(6, d.timestamp(r.leaseUntil()));
         ps.setObject(7, d.timestamp(r.now()));
         ps.setObject(8, d.timestamp(r.expiresAt()));
+    }
+
+    /**
+     * A takeover in the caller's transaction on a database that locks the rows its writes meet: {@code seen}, the key's
+     * row by a plain read, is replaced only if it is still in the observed state and over by the database's clock (a
+     * plain read too). Otherwise it is answered as is, without a lock on a claim that may be live.
+     */
+    private ClaimResult replaceIfOver(Connection con, Resolved rs, ClaimRequest r, IdempotencyRecord observed,
+            IdempotencyRecord seen) throws SQLException {
+        boolean over;
+        try (PreparedStatement ps = con.prepareStatement(rs.sql().selectIfOver())) {
+            bindObserved(ps, 1, rs.dialect(), observed);
+            try (ResultSet result = ps.executeQuery()) {
+                over = result.next();
+            }
+        }
+        if (!over) {
+            return ClaimResult.existing(seen);
+        }
+        if (replace(con, rs.sql(), r, observed)) {
+            return ClaimResult.acquired(true);
+        }
+        // the row changed since the plain read (this transaction's snapshot): the update met its latest version and
+        // keeps a lock on it until this transaction ends; give up now rather than wait holding it
+        throw committedInFlightMeanwhile(r);
+    }
+
+    private static IdempotencyInProgressException committedInFlightMeanwhile(ClaimRequest r) {
+        return new IdempotencyInProgressException(r.operation(), r.key(), "another attempt with idempotency key '"
+                + r.key() + "' of operation " + r.operation() + " committed its claim after this transaction read "
+                + "the key (or took its snapshot); rather than wait holding a row lock that attempt needs to record "
+                + "its outcome, this call gives up at once: retry it, in a new transaction, to get its outcome", null);
     }
 
     /** Replaces the observed row with the new claim if it is still in the observed state. */

@@ -142,6 +142,11 @@ final class MySqlDialect extends JdbcDialect {
     }
 
     @Override
+    boolean locksRowsItMeets() {
+        return true;
+    }
+
+    @Override
     Failure classify(SQLException e) {
         return e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT ? Failure.LOCK_TIMEOUT
                 : isDeadlock(e) ? Failure.ABORTED

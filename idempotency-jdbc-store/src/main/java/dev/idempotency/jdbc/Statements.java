@@ -23,6 +23,9 @@ import java.util.function.UnaryOperator;
  *                           operation, idem_key, fingerprint, tier, lease_until, created_at, expires_at, then
  *                           key_hash, status, lease_until, expires_at
  * @param takeOverUnleased   the same for an observed row without a lease: ... key_hash, status, expires_at
+ * @param selectIfOver       a plain read of the key_hash of a row still in the observed state and over by the
+ *                           database's clock, the condition of a takeover without its write: key_hash, status,
+ *                           lease_until (null-safe), expires_at
  * @param complete           result, expires_at, key_hash, lease_until
  * @param release            key_hash, lease_until
  * @param markNeedsReview    key_hash, lease_until
@@ -41,6 +44,7 @@ record Statements(
         String selectLatest,
         String takeOverLeased,
         String takeOverUnleased,
+        String selectIfOver,
         String complete,
         String release,
         String markNeedsReview,
@@ -53,7 +57,7 @@ record Statements(
     Statements forTable(String table) {
         UnaryOperator<String> t = sql -> sql.replace(JdbcDialect.TABLE, table).strip();
         return new Statements(t.apply(insert), t.apply(select), t.apply(selectLatest), t.apply(takeOverLeased),
-                t.apply(takeOverUnleased), t.apply(complete), t.apply(release), t.apply(markNeedsReview),
+                t.apply(takeOverUnleased), t.apply(selectIfOver), t.apply(complete), t.apply(release), t.apply(markNeedsReview),
                 t.apply(markNeedsReviewIfStale), t.apply(renew), t.apply(resolveWithResult), t.apply(resolveDelete),
                 t.apply(purge));
     }
@@ -112,6 +116,10 @@ record Statements(
                    SET operation = ?, idem_key = ?, fingerprint = ?, tier = ?, status = 'IN_FLIGHT', result = NULL,
                        lease_until = ?, created_at = ?, expires_at = ?
                  WHERE key_hash = ? AND status = ? AND lease_until IS NULL AND expires_at = ? AND {over}
+                """),
+                d.apply("""
+                SELECT key_hash FROM {table}
+                 WHERE key_hash = ? AND status = ? AND lease_until {null-safe-equals} ? AND expires_at = ? AND {over}
                 """),
                 """
                 UPDATE {table} SET status = 'COMPLETED', result = ?, lease_until = NULL, expires_at = ?

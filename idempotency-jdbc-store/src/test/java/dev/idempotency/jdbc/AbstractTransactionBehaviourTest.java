@@ -12,10 +12,13 @@ import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.CallerTransactionAborted;
+import dev.idempotency.store.ForwardingStore;
+import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.awaitility.Awaitility;
@@ -28,9 +31,12 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -260,6 +266,88 @@ abstract class AbstractTransactionBehaviourTest {
         assertThat(first.get(30, TimeUnit.SECONDS)).isEqualTo("first");
         assertThat(duplicate.get(30, TimeUnit.SECONDS)).isEqualTo("first");
         assertThat(store.find(hash).orElseThrow().status()).isEqualTo(Status.COMPLETED);
+    }
+
+    private TransactionTemplate at(int isolation) {
+        TransactionTemplate t = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
+        t.setIsolationLevel(isolation);
+        return t;
+    }
+
+    /**
+     * The owner runs without a transaction (its claim committed in flight at once); a duplicate runs inside one and
+     * polls. The duplicate must hold no lock that the owner needs to record its result (issue 10, item 7): the owner
+     * completes while the duplicate's transaction is open, and the duplicate replays it.
+     */
+    @Test
+    void aDuplicateInsideATransactionReplaysAnOwnerThatRunsWithoutOne() throws Exception {
+        IdempotentOperation<String> op = operation(Duration.ofSeconds(10));
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch polling = new CountDownLatch(1);
+        IdempotentExecutor duplicates = IdempotentExecutor.builder(new ForwardingStore(store) {
+            @Override
+            public Optional<IdempotencyRecord> find(byte[] keyHash) {
+                polling.countDown();
+                return super.find(keyHash);
+            }
+        }).transactions(new SpringTransactionBridge()).build();
+        CompletableFuture<String> owner = CompletableFuture.supplyAsync(() ->
+                executor.execute(op, "K-owner-plain", new Object[0], () -> {
+                    running.countDown();
+                    await(release);
+                    return "owner";
+                }));
+        assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
+        // READ COMMITTED: the executor's polling reads run in the duplicate's transaction until they run outside it
+        CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() ->
+                at(TransactionDefinition.ISOLATION_READ_COMMITTED).execute(s ->
+                        duplicates.execute(op, "K-owner-plain", new Object[0], () -> "duplicate")));
+        try {
+            assertThat(polling.await(20, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            release.countDown();
+        }
+        assertThat(owner.get(30, TimeUnit.SECONDS)).isEqualTo("owner");
+        assertThat(duplicate.get(30, TimeUnit.SECONDS)).isEqualTo("owner");
+    }
+
+    /**
+     * The store's side of {@link #aDuplicateInsideATransactionReplaysAnOwnerThatRunsWithoutOne()} at both isolation
+     * levels: a claim, and a takeover refused because the lease is live by the database's clock, both inside the
+     * duplicate's open transaction, leave the owner free to complete at once; a read outside that transaction (where
+     * the executor polls) shows the outcome.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {TransactionDefinition.ISOLATION_READ_COMMITTED, TransactionDefinition.ISOLATION_REPEATABLE_READ})
+    void aDuplicateInsideATransactionHoldsNoLockOnTheOwnersCommittedClaim(int isolation) throws Exception {
+        ClaimRequest owner = request(uniqueKey("K-owner"), Duration.ofSeconds(5));
+        assertThat(store.claim(owner).isAcquired()).isTrue();
+        CountDownLatch waiting = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        CompletableFuture<java.util.List<ClaimResult>> duplicate = CompletableFuture.supplyAsync(() ->
+                at(isolation).execute(s -> {
+                    ClaimResult seen = store.claim(request(owner.key(), Duration.ofSeconds(5)));
+                    ClaimResult refused = store.takeOver(request(owner.key(), Duration.ofSeconds(5)),
+                            seen.record());
+                    waiting.countDown();
+                    await(done);
+                    return java.util.List.of(seen, refused);
+                }));
+        try {
+            assertThat(waiting.await(20, TimeUnit.SECONDS)).as("the duplicate's claim returned").isTrue();
+            CompletableFuture<Boolean> completed = CompletableFuture.supplyAsync(() ->
+                    store.complete(owner.keyHash(), owner.leaseUntil(), new byte[] {7}, owner.expiresAt()));
+            assertThat(completed.get(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(store.find(owner.keyHash()).orElseThrow().result()).containsExactly(7);
+        } finally {
+            done.countDown();
+        }
+        java.util.List<ClaimResult> seen = duplicate.get(30, TimeUnit.SECONDS);
+        assertThat(seen.get(0).kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+        assertThat(seen.get(0).record()).isEqualTo(owner.toInFlightRecord());
+        assertThat(seen.get(1).kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+        assertThat(seen.get(1).record()).isEqualTo(owner.toInFlightRecord());
     }
 
     /** The isolation level of {@link #manyTransactionsClaimingSeveralKeysEachInRandomOrder()}. */

@@ -264,4 +264,39 @@ class JdbcIdempotencyStoreH2Test {
             throw new IllegalStateException(e);
         }
     }
+
+    /**
+     * An owner without a transaction (its claim committed in flight); a duplicate's claim and refused takeover inside
+     * an open transaction: on H2 neither a failed INSERT nor an UPDATE whose condition fails locks the owner's row, so
+     * the owner completes while the duplicate's transaction is still open (issue 10, item 7).
+     */
+    @Test
+    void aDuplicateInsideATransactionHoldsNoLockOnTheOwnersCommittedClaim() throws Exception {
+        Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        ClaimRequest owner = request("K-owner", now);
+        assertThat(store.claim(owner).isAcquired()).isTrue();
+        CountDownLatch waiting = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        CompletableFuture<ClaimResult> duplicate = CompletableFuture.supplyAsync(() -> tx.execute(s -> {
+            ClaimResult seen = store.claim(request("K-owner", now.plusMillis(5)));
+            assertThat(seen.record()).isEqualTo(owner.toInFlightRecord());
+            ClaimResult refused = store.takeOver(request("K-owner", now.plusMillis(6)), seen.record());
+            waiting.countDown();
+            try {
+                done.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return refused;
+        }));
+        try {
+            assertThat(waiting.await(20, TimeUnit.SECONDS)).isTrue();
+            assertThat(CompletableFuture.supplyAsync(() -> store.complete(owner.keyHash(), owner.leaseUntil(),
+                    new byte[] {7}, owner.expiresAt())).get(10, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            done.countDown();
+        }
+        assertThat(duplicate.get(30, TimeUnit.SECONDS).record()).isEqualTo(owner.toInFlightRecord());
+        assertThat(store.find(owner.keyHash()).orElseThrow().result()).containsExactly(7);
+    }
 }

@@ -122,6 +122,28 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
         assertThat(first.result.get(30, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("first");
     }
 
+    /**
+     * Under REPEATABLE READ, a claim committed in flight (by an owner without a transaction) after this transaction's
+     * snapshot is invisible to the store's plain read, so the insert meets it and keeps its row lock until this
+     * transaction ends: the claim gives up at once with IdempotencyInProgressException rather than let the executor
+     * poll while holding the lock the owner needs; once the transaction ended, the owner records its result.
+     */
+    @Test
+    void underRepeatableReadAClaimCommittedInFlightAfterTheSnapshotGivesUpAtOnce() {
+        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
+        rr.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
+        ClaimRequest owner = request(uniqueKey("K-race"), Duration.ofSeconds(5));
+        assertThatThrownBy(() -> rr.executeWithoutResult(s -> {
+            assertThat(businessRows()).isZero(); // takes the snapshot
+            CompletableFuture.runAsync(() -> assertThat(store.claim(owner).isAcquired()).isTrue()).join();
+            store.claim(request(owner.key(), Duration.ofSeconds(5)));
+        })).isInstanceOf(dev.idempotency.IdempotencyInProgressException.class).hasMessageContaining(owner.key())
+                .hasMessageContaining("retry");
+        assertThat(CompletableFuture.supplyAsync(() -> store.complete(owner.keyHash(), owner.leaseUntil(),
+                new byte[] {1}, owner.expiresAt())).orTimeout(10, java.util.concurrent.TimeUnit.SECONDS).join())
+                .isTrue();
+    }
+
     /** {@code dataSource} whose server answers ON when asked for innodb_rollback_on_timeout. */
     private static DataSource rollbackOnTimeoutOn(DataSource dataSource, AtomicInteger questions) {
         return new org.springframework.jdbc.datasource.DelegatingDataSource(dataSource) {
