@@ -268,14 +268,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      */
     private ClaimResult replaceIfOver(Connection con, Resolved rs, ClaimRequest r, IdempotencyRecord observed,
             IdempotencyRecord seen) throws SQLException {
-        boolean over;
-        try (PreparedStatement ps = con.prepareStatement(rs.sql().selectIfOver())) {
-            bindObserved(ps, 1, rs.dialect(), observed);
-            try (ResultSet result = ps.executeQuery()) {
-                over = result.next();
-            }
-        }
-        if (!over) {
+        if (!exists(con, rs.sql().selectIfOver(), ps -> bindObserved(ps, 1, rs.dialect(), observed))) {
             return ClaimResult.existing(seen);
         }
         if (replace(con, rs.sql(), r, observed)) {
@@ -324,12 +317,13 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(expiresAt, "expiresAt");
         Resolved rs = resolve();
-        return execute("complete", () -> describe(keyHash), false, (con, tx) -> update(con, rs.sql().complete(), ps -> {
-            ps.setBytes(1, result);
-            ps.setObject(2, rs.dialect().timestamp(expiresAt));
-            ps.setBytes(3, keyHash);
-            ps.setObject(4, rs.dialect().timestamp(leaseUntil));
-        }) == 1);
+        return execute("complete", () -> describe(keyHash), false, (con, tx) ->
+                update(con, rs.sql().complete(), ps -> {
+                    ps.setBytes(1, result);
+                    ps.setObject(2, rs.dialect().timestamp(expiresAt));
+                    ps.setBytes(3, keyHash);
+                    ps.setObject(4, rs.dialect().timestamp(leaseUntil));
+                }) == 1);
     }
 
     @Override
@@ -344,9 +338,23 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
     @Override
     public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        Objects.requireNonNull(keyHash, "keyHash");
+        Objects.requireNonNull(leaseUntil, "leaseUntil");
         Objects.requireNonNull(now, "now");
+        Resolved rs = resolve();
+        JdbcDialect d = rs.dialect();
+        SqlBinder claim = ps -> {
+            ps.setBytes(1, keyHash);
+            ps.setObject(2, d.timestamp(leaseUntil));
+        };
         // the database's clock decides, inside the statement: the caller's now may run ahead of the lease's owner
-        return ifClaim("markNeedsReviewIfStale", resolve().sql().markNeedsReviewIfStale(), keyHash, leaseUntil);
+        return execute("markNeedsReviewIfStale", () -> describe(keyHash), false, (con, inTransaction) -> {
+            if (inTransaction && d.locksRowsItMeets() && !exists(con, rs.sql().selectIfStale(), claim)) {
+                // a live claim (or another row): no write, so no lock on a row its owner needs to complete
+                return false;
+            }
+            return update(con, rs.sql().markNeedsReviewIfStale(), claim) == 1;
+        });
     }
 
     @Override
@@ -418,10 +426,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                     + batchSize);
         }
         Resolved rs = resolve();
-        return execute("purgeExpired", () -> "expired records", false, (con, tx) -> update(con, rs.sql().purge(), ps -> {
-            ps.setObject(1, rs.dialect().timestamp(now));
-            ps.setInt(2, batchSize);
-        }));
+        return execute("purgeExpired", () -> "expired records", false, (con, tx) ->
+                update(con, rs.sql().purge(), ps -> {
+                    ps.setObject(1, rs.dialect().timestamp(now));
+                    ps.setInt(2, batchSize);
+                }));
     }
 
     // ---- JDBC plumbing ------------------------------------------------------------------------------------------
@@ -564,6 +573,16 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                 e.addSuppressed(suppressed);
             }
             throw e;
+        }
+    }
+
+    /** Whether a plain read finds a row. */
+    private static boolean exists(Connection con, String sql, SqlBinder binder) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(sql)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
         }
     }
 

@@ -31,6 +31,8 @@ import java.util.function.UnaryOperator;
  * @param markNeedsReview    key_hash, lease_until
  * @param markNeedsReviewIfStale the same, only if that lease has ended by the database's clock: key_hash,
  *                           lease_until
+ * @param selectIfStale      a plain read of the key_hash of the claim that {@code markNeedsReviewIfStale} would mark,
+ *                           its condition without its write: key_hash, lease_until
  * @param renew              new lease_until, then key_hash, lease_until
  * @param resolveWithResult  an operator's decision, if the row is still in the observed state: result, expires_at,
  *                           then key_hash, status, lease_until (null-safe), expires_at
@@ -49,6 +51,7 @@ record Statements(
         String release,
         String markNeedsReview,
         String markNeedsReviewIfStale,
+        String selectIfStale,
         String renew,
         String resolveWithResult,
         String resolveDelete,
@@ -57,8 +60,8 @@ record Statements(
     Statements forTable(String table) {
         UnaryOperator<String> t = sql -> sql.replace(JdbcDialect.TABLE, table).strip();
         return new Statements(t.apply(insert), t.apply(select), t.apply(selectLatest), t.apply(takeOverLeased),
-                t.apply(takeOverUnleased), t.apply(selectIfOver), t.apply(complete), t.apply(release), t.apply(markNeedsReview),
-                t.apply(markNeedsReviewIfStale), t.apply(renew), t.apply(resolveWithResult), t.apply(resolveDelete),
+                t.apply(takeOverUnleased), t.apply(selectIfOver), t.apply(complete), t.apply(release),
+                t.apply(markNeedsReview), t.apply(markNeedsReviewIfStale), t.apply(selectIfStale), t.apply(renew), t.apply(resolveWithResult), t.apply(resolveDelete),
                 t.apply(purge));
     }
 
@@ -134,6 +137,10 @@ record Statements(
                 """,
                 d.apply("""
                 UPDATE {table} SET status = 'NEEDS_REVIEW'
+                 WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ? AND lease_until <= {now}
+                """),
+                d.apply("""
+                SELECT key_hash FROM {table}
                  WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ? AND lease_until <= {now}
                 """),
                 """

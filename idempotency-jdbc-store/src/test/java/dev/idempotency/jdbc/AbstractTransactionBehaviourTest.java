@@ -314,12 +314,13 @@ abstract class AbstractTransactionBehaviourTest {
 
     /**
      * The store's side of {@link #aDuplicateInsideATransactionReplaysAnOwnerThatRunsWithoutOne()} at both isolation
-     * levels: a claim, and a takeover refused because the lease is live by the database's clock, both inside the
-     * duplicate's open transaction, leave the owner free to complete at once; a read outside that transaction (where
-     * the executor polls) shows the outcome.
+     * levels: a claim, a takeover and a stale mark refused because the lease is live by the database's clock (a node
+     * whose clock runs ahead), all inside the duplicate's open transaction, leave the owner free to complete at once;
+     * a read outside that transaction (where the executor polls) shows the outcome.
      */
     @ParameterizedTest
-    @ValueSource(ints = {TransactionDefinition.ISOLATION_READ_COMMITTED, TransactionDefinition.ISOLATION_REPEATABLE_READ})
+    @ValueSource(ints = {TransactionDefinition.ISOLATION_READ_COMMITTED,
+            TransactionDefinition.ISOLATION_REPEATABLE_READ})
     void aDuplicateInsideATransactionHoldsNoLockOnTheOwnersCommittedClaim(int isolation) throws Exception {
         ClaimRequest owner = request(uniqueKey("K-owner"), Duration.ofSeconds(5));
         assertThat(store.claim(owner).isAcquired()).isTrue();
@@ -330,6 +331,8 @@ abstract class AbstractTransactionBehaviourTest {
                     ClaimResult seen = store.claim(request(owner.key(), Duration.ofSeconds(5)));
                     ClaimResult refused = store.takeOver(request(owner.key(), Duration.ofSeconds(5)),
                             seen.record());
+                    assertThat(store.markNeedsReviewIfStale(owner.keyHash(), owner.leaseUntil(),
+                            owner.leaseUntil().plus(Duration.ofHours(1)))).isFalse();
                     waiting.countDown();
                     await(done);
                     return java.util.List.of(seen, refused);

@@ -281,6 +281,8 @@ class JdbcIdempotencyStoreH2Test {
             ClaimResult seen = store.claim(request("K-owner", now.plusMillis(5)));
             assertThat(seen.record()).isEqualTo(owner.toInFlightRecord());
             ClaimResult refused = store.takeOver(request("K-owner", now.plusMillis(6)), seen.record());
+            assertThat(store.markNeedsReviewIfStale(owner.keyHash(), owner.leaseUntil(),
+                    owner.leaseUntil().plus(Duration.ofHours(1)))).isFalse();
             waiting.countDown();
             try {
                 done.await(30, TimeUnit.SECONDS);
