@@ -353,6 +353,34 @@ abstract class AbstractTransactionBehaviourTest {
         assertThat(seen.get(1).record()).isEqualTo(owner.toInFlightRecord());
     }
 
+    /**
+     * The executor's polling reads run outside the caller's transaction, and must see the latest committed row: a
+     * {@code find} without a transaction does, even on a pooled connection that does not auto-commit and runs under
+     * REPEATABLE READ (where a read left open would keep showing its first snapshot).
+     */
+    @Test
+    void findWithoutATransactionReadsTheLatestCommittedRowOnAConnectionThatDoesNotAutoCommit() throws Exception {
+        ClaimRequest owner = request(uniqueKey("K-latest"), Duration.ofSeconds(5));
+        try (java.sql.Connection con = dataSource().getConnection()) {
+            con.setAutoCommit(false);
+            con.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
+            try {
+                JdbcIdempotencyStore onOne = JdbcIdempotencyStore.builder(
+                        new org.springframework.jdbc.datasource.SingleConnectionDataSource(con, true))
+                        .tableName(table).build();
+                assertThat(onOne.find(owner.keyHash())).isEmpty();
+                assertThat(store.claim(owner).isAcquired()).isTrue();
+                assertThat(onOne.find(owner.keyHash())).contains(owner.toInFlightRecord());
+                assertThat(store.complete(owner.keyHash(), owner.leaseUntil(), new byte[] {5}, owner.expiresAt()))
+                        .isTrue();
+                assertThat(onOne.find(owner.keyHash()).orElseThrow().result()).containsExactly(5);
+            } finally {
+                con.rollback();
+                con.setAutoCommit(true);
+            }
+        }
+    }
+
     /** The isolation level of {@link #manyTransactionsClaimingSeveralKeysEachInRandomOrder()}. */
     protected abstract int isolationUnderLoad();
 
