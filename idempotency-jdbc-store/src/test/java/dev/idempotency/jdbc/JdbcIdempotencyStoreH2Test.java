@@ -301,4 +301,40 @@ class JdbcIdempotencyStoreH2Test {
         assertThat(duplicate.get(30, TimeUnit.SECONDS).record()).isEqualTo(owner.toInFlightRecord());
         assertThat(store.find(owner.keyHash()).orElseThrow().result()).containsExactly(7);
     }
+
+    /**
+     * Two transactions claim two keys in opposite orders. H2 detects no such deadlock: one claim waits out its lock
+     * timeout and answers LOCK_TIMEOUT (H2 rolled back that statement only, so its transaction goes on and commits),
+     * and the other, whose claim waited for that commit, then reads the committed key. Nothing here is a
+     * CallerTransactionAborted.
+     */
+    @Test
+    void crossedClaimsEndInALockTimeoutThatLeavesTheTransactionUsable() throws Exception {
+        Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        CountDownLatch firstClaims = new CountDownLatch(2);
+        CompletableFuture<String> one = CompletableFuture.supplyAsync(() -> crossClaims("K-a", "K-b", now,
+                firstClaims, Duration.ofSeconds(20)));
+        CompletableFuture<String> two = CompletableFuture.supplyAsync(() -> crossClaims("K-b", "K-a", now,
+                firstClaims, Duration.ofSeconds(1)));
+        assertThat(two.get(60, TimeUnit.SECONDS)).isEqualTo("LOCK_TIMEOUT");
+        assertThat(one.get(60, TimeUnit.SECONDS)).isEqualTo("EXISTING");
+        assertThat(store.find(Keys.hash("Orders.create", "", "K-b")).orElseThrow().status())
+                .isEqualTo(Status.IN_FLIGHT);
+        assertThat(new JdbcTemplate(dataSource).queryForObject("SELECT COUNT(*) FROM " + table, Integer.class))
+                .isEqualTo(2);
+    }
+
+    private String crossClaims(String first, String second, Instant now, CountDownLatch firstClaims,
+            Duration secondLockTimeout) {
+        return tx.execute(s -> {
+            assertThat(store.claim(request(first, "args", now, Duration.ofSeconds(20))).isAcquired()).isTrue();
+            firstClaims.countDown();
+            try {
+                assertThat(firstClaims.await(20, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            return store.claim(request(second, "args", now, secondLockTimeout)).kind().name();
+        });
+    }
 }
