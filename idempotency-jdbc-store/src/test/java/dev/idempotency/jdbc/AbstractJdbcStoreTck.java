@@ -52,7 +52,7 @@ abstract class AbstractJdbcStoreTck extends AbstractStoreTransactionTest {
 
     @Override
     protected TransactionBridge transactionBridge() {
-        return new SpringTransactionBridge();
+        return new SpringTransactionBridge(new DataSourceTransactionManager(dataSource()));
     }
 
     @Override

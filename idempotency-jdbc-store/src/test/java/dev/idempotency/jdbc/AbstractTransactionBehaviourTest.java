@@ -78,7 +78,28 @@ abstract class AbstractTransactionBehaviourTest {
         jdbc.execute("CREATE TABLE " + table + "_biz (id VARCHAR(64) PRIMARY KEY)");
         tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
         store = JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
-        executor = IdempotentExecutor.builder(store).transactions(new SpringTransactionBridge()).build();
+        executor = IdempotentExecutor.builder(store).transactions(bridge()).build();
+    }
+
+    /** The executor's view of the transactions, whose {@code outside} suspends the caller's. */
+    protected SpringTransactionBridge bridge() {
+        return new SpringTransactionBridge(new DataSourceTransactionManager(dataSource()));
+    }
+
+    /**
+     * Work outside the caller's transaction runs on a connection of its own: it commits at once, and reads the latest
+     * committed rows whatever the caller's snapshot.
+     */
+    @Test
+    void theBridgesOutsideRunsOnAConnectionOfItsOwn() {
+        ClaimRequest r = request(uniqueKey("K-outside"), Duration.ofSeconds(5));
+        at(TransactionDefinition.ISOLATION_REPEATABLE_READ).executeWithoutResult(s -> {
+            assertThat(businessRows()).isZero(); // takes the snapshot
+            assertThat(bridge().outside(() -> store.claim(r)).isTransactional()).isFalse();
+            assertThat(bridge().outside(() -> store.find(r.keyHash()))).contains(r.toInFlightRecord());
+            s.setRollbackOnly();
+        });
+        assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
     }
 
     @AfterEach
@@ -291,7 +312,7 @@ abstract class AbstractTransactionBehaviourTest {
                 polling.countDown();
                 return super.find(keyHash);
             }
-        }).transactions(new SpringTransactionBridge()).build();
+        }).transactions(bridge()).build();
         CompletableFuture<String> owner = CompletableFuture.supplyAsync(() ->
                 executor.execute(op, "K-owner-plain", new Object[0], () -> {
                     running.countDown();
