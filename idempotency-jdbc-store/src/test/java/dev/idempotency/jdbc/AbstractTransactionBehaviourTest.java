@@ -485,6 +485,48 @@ abstract class AbstractTransactionBehaviourTest {
         assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM " + table, Integer.class)).isEqualTo(2);
     }
 
+    /**
+     * The same for any store method: two committed claims; two transactions each renew one (locking its row) and then
+     * record a result on the other's, in opposite orders. The victim's {@code complete} says the whole transaction
+     * must be retried; the other transaction's goes through.
+     */
+    @Test
+    void aDeadlockVictimsCompleteSaysTheWholeTransactionMustBeRetried() throws Exception {
+        ClaimRequest a = request(uniqueKey("K-dead-complete-a"), Duration.ofSeconds(20));
+        ClaimRequest b = request(uniqueKey("K-dead-complete-b"), Duration.ofSeconds(20));
+        assertThat(store.claim(a).isAcquired()).isTrue();
+        assertThat(store.claim(b).isAcquired()).isTrue();
+        CountDownLatch claimed = new CountDownLatch(2);
+        CompletableFuture<Object> one = CompletableFuture.supplyAsync(() -> crossCompletes(a, b, claimed, false));
+        CompletableFuture<Object> two = CompletableFuture.supplyAsync(() -> crossCompletes(b, a, claimed, true));
+        java.util.List<Object> results = java.util.List.of(one.get(60, TimeUnit.SECONDS),
+                two.get(60, TimeUnit.SECONDS));
+        assertThat(results).filteredOn(r -> r instanceof Throwable).singleElement()
+                .satisfies(e -> assertThat((Throwable) e).isInstanceOf(PessimisticLockingFailureException.class)
+                        .isInstanceOf(CallerTransactionAborted.class)
+                        .hasMessageContaining("JdbcIdempotencyStore.complete")
+                        .hasMessageContaining("retry the whole transaction"));
+        assertThat(results).filteredOn(r -> r instanceof Boolean).containsExactly(true);
+    }
+
+    /** Renews {@code own}, waits for the other transaction's renewal, then completes {@code other}. */
+    private Object crossCompletes(ClaimRequest own, ClaimRequest other, CountDownLatch claimed, boolean waitForOther) {
+        try {
+            return tx.execute(s -> {
+                assertThat(store.renew(own.keyHash(), own.leaseUntil(), own.leaseUntil().plusSeconds(1))).isTrue();
+                claimed.countDown();
+                await(claimed);
+                if (waitForOther) {
+                    Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(200))
+                            .until(() -> isWaitingForLock(table));
+                }
+                return store.complete(other.keyHash(), other.leaseUntil(), new byte[] {1}, other.expiresAt());
+            });
+        } catch (RuntimeException e) {
+            return e;
+        }
+    }
+
     /** Claims {@code first}, waits for the other transaction's first claim, then claims {@code second}. */
     private Object crossClaims(String first, String second, CountDownLatch firstClaims, boolean waitForOther) {
         try {
