@@ -50,6 +50,14 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
  * transaction usable (a savepoint on PostgreSQL). Without a transaction every method commits on its own, and a claim
  * is committed at once as {@code IN_FLIGHT} with its lease ({@code acquired(false)}).
  *
+ * <p><b>A duplicate never holds a lock its owner needs.</b> On MySQL/MariaDB a write that meets a row keeps its lock
+ * until the transaction ends, so inside the caller's transaction the store reads the key with a plain read first and
+ * answers a committed row without writing ({@link #claim} answers it as existing; {@link #takeOver} and
+ * {@link #markNeedsReviewIfStale} write only once a plain read shows the row over by the database's clock). An owner
+ * running without a transaction can then always record its outcome while duplicates wait; a duplicate whose insert
+ * still meets a committed in-flight claim throws {@link IdempotencyInProgressException} at once. PostgreSQL and H2 lock
+ * no committed row that a duplicate only meets.
+ *
  * <p><b>A transaction that cannot go on.</b> When, inside the caller's transaction, the database picks it as a
  * deadlock victim (InnoDB 1213, PostgreSQL 40P01, H2), rolls it back whole on a lock wait timeout (InnoDB with
  * {@code innodb_rollback_on_timeout=ON}, read once per store), or finds that its snapshot can never see the key's row
