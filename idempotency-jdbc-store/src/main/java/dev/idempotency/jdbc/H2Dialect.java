@@ -31,8 +31,13 @@ final class H2Dialect extends JdbcDialect {
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
             """,
             """
-            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? FETCH FIRST ? ROWS ONLY
-            """);
+            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
+             FETCH FIRST ? ROWS ONLY
+            """,
+            // TIMESTAMP WITH TIME ZONE, as the columns. H2 answers the start of the transaction (of the statement
+            // without one): inside a caller's long transaction it is earlier than the real time, never later, so a
+            // decision confirmed with it can only come late, never too early
+            "CURRENT_TIMESTAMP(3)");
 
     private H2Dialect() {
     }
@@ -55,13 +60,7 @@ final class H2Dialect extends JdbcDialect {
         try {
             return thenRestore(work, () -> setLockTimeout(con, previous));
         } catch (SQLException e) {
-            if (e.getErrorCode() == LOCK_TIMEOUT_ERROR) {
-                throw new LockTimeout(e);
-            }
-            if (e.getErrorCode() == CONCURRENT_UPDATE_ERROR || e.getErrorCode() == DEADLOCK_ERROR) {
-                throw new SerializationConflict(e);
-            }
-            throw e;
+            throw asConflict(e);
         }
     }
 
@@ -70,6 +69,14 @@ final class H2Dialect extends JdbcDialect {
             ps.setLong(1, millis);
             ps.execute();
         }
+    }
+
+    @Override
+    Failure classify(SQLException e) {
+        int code = e.getErrorCode();
+        return code == LOCK_TIMEOUT_ERROR ? Failure.LOCK_TIMEOUT
+                : code == CONCURRENT_UPDATE_ERROR || code == DEADLOCK_ERROR ? Failure.ABORTED
+                : Failure.OTHER;
     }
 
     @Override

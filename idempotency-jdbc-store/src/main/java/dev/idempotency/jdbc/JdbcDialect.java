@@ -122,6 +122,55 @@ public abstract class JdbcDialect {
      */
     abstract boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException;
 
+    /** What a failure of a statement did to the transaction it ran in. */
+    enum Failure {
+        /** The statement's lock wait ran out; the statement alone was rolled back, unless the server says otherwise. */
+        LOCK_TIMEOUT,
+        /**
+         * The transaction cannot go on: the database rolled it back whole (a deadlock victim) or its snapshot can
+         * never see the row it met (a serialization failure).
+         */
+        ABORTED,
+        /** Anything else. */
+        OTHER
+    }
+
+    /** What {@code e} did to the transaction of the statement that failed. */
+    abstract Failure classify(SQLException e);
+
+    /**
+     * {@code e} as the store tells it apart: a {@link LockTimeout}, a {@link SerializationConflict} (the transaction
+     * cannot go on), or itself.
+     */
+    final SQLException asConflict(SQLException e) {
+        switch (classify(e)) {
+            case LOCK_TIMEOUT -> throw new LockTimeout(e);
+            case ABORTED -> throw new SerializationConflict(e);
+            default -> {
+                return e;
+            }
+        }
+    }
+
+    /**
+     * Whether a {@link Failure#LOCK_TIMEOUT} rolls back the whole transaction on this server, not only the statement
+     * (InnoDB with {@code innodb_rollback_on_timeout=ON}). The store asks once and remembers.
+     */
+    boolean rollsBackTransactionOnLockTimeout(Connection con) throws SQLException {
+        return false;
+    }
+
+    /**
+     * Whether a write that meets an existing row keeps a lock on it until the end of the transaction, even when it
+     * changes nothing (InnoDB: a duplicate's {@code ON DUPLICATE KEY UPDATE}, an {@code UPDATE} whose condition fails
+     * under REPEATABLE READ, a locking read). Then, inside the caller's transaction, the store reads the key with a
+     * plain read first, and writes only when it has to, so that a duplicate never holds a lock on a committed claim
+     * whose owner, running without a transaction, needs that row to record its outcome.
+     */
+    boolean locksRowsItMeets() {
+        return false;
+    }
+
     /** How a null timestamp is bound (where a statement compares a nullable timestamp null-safely). */
     int nullTimestampType() {
         return java.sql.Types.TIMESTAMP_WITH_TIMEZONE;

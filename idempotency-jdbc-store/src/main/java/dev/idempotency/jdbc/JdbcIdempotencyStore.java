@@ -15,8 +15,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -48,10 +50,33 @@ import org.springframework.jdbc.support.SQLExceptionTranslator;
  * transaction usable (a savepoint on PostgreSQL). Without a transaction every method commits on its own, and a claim
  * is committed at once as {@code IN_FLIGHT} with its lease ({@code acquired(false)}).
  *
- * <p>When the caller's transaction runs under snapshot isolation (REPEATABLE READ or SERIALIZABLE on PostgreSQL) and
- * the key was committed by another transaction after the snapshot was taken, this transaction can never read that
- * outcome: {@link #claim} then throws {@link IdempotencyInProgressException}, telling the caller to retry in a new
- * transaction (which replays). The same holds for an InnoDB deadlock.
+ * <p><b>A duplicate never holds a lock its owner needs.</b> On MySQL/MariaDB a write that meets a row keeps its lock
+ * until the transaction ends, so inside the caller's transaction the store reads the key with a plain read first and
+ * answers a committed row without writing ({@link #claim} answers it as existing; {@link #takeOver} and
+ * {@link #markNeedsReviewIfStale} write only once a plain read shows the row over by the database's clock). An owner
+ * running without a transaction can then always record its outcome while duplicates wait; a duplicate whose insert
+ * still meets a committed in-flight claim throws {@link IdempotencyInProgressException} at once. PostgreSQL and H2 lock
+ * no committed row that a duplicate only meets.
+ *
+ * <p><b>A transaction that cannot go on.</b> When, inside the caller's transaction, the database picks it as a
+ * deadlock victim (InnoDB 1213, PostgreSQL 40P01, H2), rolls it back whole on a lock wait timeout (InnoDB with
+ * {@code innodb_rollback_on_timeout=ON}, read once per store), or finds that its snapshot can never see the key's row
+ * (PostgreSQL 40001 under REPEATABLE READ or SERIALIZABLE: the key was committed after the snapshot was taken), every
+ * method throws a Spring {@link org.springframework.dao.PessimisticLockingFailureException} that implements
+ * {@link dev.idempotency.store.CallerTransactionAborted}, naming the key and saying that the whole transaction must be
+ * retried (its retry replays the outcome). The executor then marks the transaction rollback-only and passes the
+ * exception on, so that a {@code @Retryable} on {@code TransientDataAccessException} retries the transaction. Without
+ * a caller's transaction the store retries its own short transaction (three attempts), since only its own work was
+ * rolled back, and a claim that fails every attempt throws {@link IdempotencyInProgressException}.
+ *
+ * <p><b>The database's clock.</b> Every decision that depends on time is confirmed by the database's clock inside
+ * the conditional statement, whatever the instants the executor passes: {@link #takeOver} replaces only an
+ * {@code IN_FLIGHT} claim whose lease has ended, or a {@code COMPLETED} outcome past its expiry, by that clock;
+ * {@link #markNeedsReviewIfStale} marks only a claim whose lease has ended by it; {@link #purgeExpired} deletes only
+ * what expired by it as well as by the {@code now} given. A node whose clock runs ahead never takes over a live claim
+ * or purges a live outcome. The clock is PostgreSQL's {@code clock_timestamp()} (the time of the statement, not of
+ * the transaction's start), MySQL/MariaDB's {@code UTC_TIMESTAMP(3)} and H2's {@code CURRENT_TIMESTAMP(3)} (H2 gives
+ * the start of the transaction: inside a long caller's transaction it decides late, never early).
  *
  * <p>Other database failures are thrown as Spring {@link DataAccessException}s. Thread-safe; share one instance.
  */
@@ -70,6 +95,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     private final @Nullable JdbcDialect configuredDialect;
     private final SQLExceptionTranslator translator;
     private volatile @Nullable Resolved resolved;
+    /** Whether the server rolls back a whole transaction on a lock wait timeout; read on the first one. */
+    private volatile @Nullable Boolean rollbackOnTimeout;
 
     /** The dialect and its statements, found on first use (so that building the store needs no connection). */
     private record Resolved(JdbcDialect dialect, Statements sql) {
@@ -145,28 +172,44 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         JdbcDialect dialect = rs.dialect();
         try {
-            return execute(task, true, (con, inTransaction) ->
+            return execute(task, () -> describe(r), true, (con, inTransaction) ->
                     dialect.withLockTimeout(con, inTransaction, r.lockTimeout(), () -> {
-                        if (observed != null && replace(con, rs.sql(), r, observed)) {
-                            return ClaimResult.acquired(inTransaction);
+                        // MySQL/MariaDB in the caller's transaction: read before writing, see locksRowsItMeets
+                        boolean readFirst = inTransaction && dialect.locksRowsItMeets();
+                        if (observed != null) {
+                            if (readFirst) {
+                                Optional<IdempotencyRecord> seen = query(con, rs.sql().select(), r.keyHash());
+                                if (seen.isPresent()) {
+                                    return replaceIfOver(con, rs, r, observed, seen.get());
+                                }
+                            } else if (replace(con, rs.sql(), r, observed)) {
+                                return ClaimResult.acquired(inTransaction);
+                            }
                         }
-                        return insertOrRead(con, rs, r, inTransaction);
+                        return insertOrRead(con, rs, r, inTransaction, readFirst);
                     }));
         } catch (LockTimeout e) {
             logRestoreFailures(task, e);
             return ClaimResult.lockTimeout();
         } catch (SerializationConflict e) {
+            // the store's own short transaction failed every attempt (in the caller's, execute threw the abort)
             IdempotencyInProgressException busy = new IdempotencyInProgressException(r.operation(), r.key(),
-                    "idempotency key '" + r.key() + "' of operation " + r.operation() + " was written by a "
-                    + "concurrent transaction that this transaction cannot see (it committed after this "
-                    + "transaction's snapshot under REPEATABLE READ or SERIALIZABLE isolation, or the database chose "
-                    + "this transaction as a deadlock victim); retry the call in a new transaction to get its outcome",
-                    e.getCause());
+                    "idempotency key '" + r.key() + "' of operation " + r.operation() + " met concurrent writers "
+                    + "that made the database roll back " + LOCAL_RETRIES + " attempts in a row (deadlocks or "
+                    + "serialization failures); retry the call to get its outcome", e.getCause());
             for (Throwable restoreFailure : e.getSuppressed()) {
                 busy.addSuppressed(restoreFailure);
             }
             throw busy;
         }
+    }
+
+    private static String describe(ClaimRequest r) {
+        return "idempotency key '" + r.key() + "' of operation " + r.operation();
+    }
+
+    private static String describe(byte[] keyHash) {
+        return "idempotency key hash " + HexFormat.of().formatHex(keyHash);
     }
 
     /** A lock timeout is an answer, not a failure; a session setting that could not be put back is still told. */
@@ -179,15 +222,33 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
     }
 
-    /** Inserts the claim, or reads the row that holds the key; retried while a conflicting row vanishes. */
-    private ClaimResult insertOrRead(Connection con, Resolved rs, ClaimRequest r, boolean inTransaction)
-            throws SQLException {
+    /**
+     * Inserts the claim, or reads the row that holds the key; retried while a conflicting row vanishes.
+     *
+     * @param readFirst whether to read the key with a plain read before the insert, and answer a row it shows without
+     *                  writing: in the caller's transaction on a database whose insert would lock it
+     *                  ({@link JdbcDialect#locksRowsItMeets()})
+     */
+    private ClaimResult insertOrRead(Connection con, Resolved rs, ClaimRequest r, boolean inTransaction,
+            boolean readFirst) throws SQLException {
+        if (readFirst) {
+            Optional<IdempotencyRecord> committed = query(con, rs.sql().select(), r.keyHash());
+            if (committed.isPresent()) {
+                // committed (or this transaction's own): no lock taken, so its owner can record its outcome
+                return ClaimResult.existing(committed.get());
+            }
+        }
         for (int attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
             if (rs.dialect().insertClaim(con, rs.sql(), ps -> bindClaim(ps, r))) {
                 return ClaimResult.acquired(inTransaction);
             }
             Optional<IdempotencyRecord> holder = query(con, rs.sql().selectLatest(), r.keyHash());
             if (holder.isPresent()) {
+                if (readFirst && holder.get().status() == IdempotencyRecord.Status.IN_FLIGHT) {
+                    // committed in flight after the plain read (or this transaction's snapshot): the insert now
+                    // holds its row lock until this transaction ends, which the owner needs to record its outcome
+                    throw committedInFlightMeanwhile(r);
+                }
                 return ClaimResult.existing(holder.get());
             }
             // the row that made the insert conflict was deleted (released, resolved or purged) before it was read
@@ -206,6 +267,31 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         ps.setObject(6, d.timestamp(r.leaseUntil()));
         ps.setObject(7, d.timestamp(r.now()));
         ps.setObject(8, d.timestamp(r.expiresAt()));
+    }
+
+    /**
+     * A takeover in the caller's transaction on a database that locks the rows its writes meet: {@code seen}, the key's
+     * row by a plain read, is replaced only if it is still in the observed state and over by the database's clock (a
+     * plain read too). Otherwise it is answered as is, without a lock on a claim that may be live.
+     */
+    private ClaimResult replaceIfOver(Connection con, Resolved rs, ClaimRequest r, IdempotencyRecord observed,
+            IdempotencyRecord seen) throws SQLException {
+        if (!exists(con, rs.sql().selectIfOver(), ps -> bindObserved(ps, 1, rs.dialect(), observed))) {
+            return ClaimResult.existing(seen);
+        }
+        if (replace(con, rs.sql(), r, observed)) {
+            return ClaimResult.acquired(true);
+        }
+        // the row changed since the plain read (this transaction's snapshot): the update met its latest version and
+        // keeps a lock on it until this transaction ends; give up now rather than wait holding it
+        throw committedInFlightMeanwhile(r);
+    }
+
+    private static IdempotencyInProgressException committedInFlightMeanwhile(ClaimRequest r) {
+        return new IdempotencyInProgressException(r.operation(), r.key(), "another attempt with idempotency key '"
+                + r.key() + "' of operation " + r.operation() + " committed its claim after this transaction read "
+                + "the key (or took its snapshot); rather than wait holding a row lock that attempt needs to record "
+                + "its outcome, this call gives up at once: retry it, in a new transaction, to get its outcome", null);
     }
 
     /** Replaces the observed row with the new claim if it is still in the observed state. */
@@ -239,12 +325,13 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(expiresAt, "expiresAt");
         Resolved rs = resolve();
-        return execute("complete", false, (con, tx) -> update(con, rs.sql().complete(), ps -> {
-            ps.setBytes(1, result);
-            ps.setObject(2, rs.dialect().timestamp(expiresAt));
-            ps.setBytes(3, keyHash);
-            ps.setObject(4, rs.dialect().timestamp(leaseUntil));
-        }) == 1);
+        return execute("complete", () -> describe(keyHash), false, (con, tx) ->
+                update(con, rs.sql().complete(), ps -> {
+                    ps.setBytes(1, result);
+                    ps.setObject(2, rs.dialect().timestamp(expiresAt));
+                    ps.setBytes(3, keyHash);
+                    ps.setObject(4, rs.dialect().timestamp(leaseUntil));
+                }) == 1);
     }
 
     @Override
@@ -259,8 +346,23 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
     @Override
     public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
-        // TODO(database clock): confirm the lease's end against the database's clock in the statement
-        return !leaseUntil.isAfter(now) && markNeedsReview(keyHash, leaseUntil);
+        Objects.requireNonNull(keyHash, "keyHash");
+        Objects.requireNonNull(leaseUntil, "leaseUntil");
+        Objects.requireNonNull(now, "now");
+        Resolved rs = resolve();
+        JdbcDialect d = rs.dialect();
+        SqlBinder claim = ps -> {
+            ps.setBytes(1, keyHash);
+            ps.setObject(2, d.timestamp(leaseUntil));
+        };
+        // the database's clock decides, inside the statement: the caller's now may run ahead of the lease's owner
+        return execute("markNeedsReviewIfStale", () -> describe(keyHash), false, (con, inTransaction) -> {
+            if (inTransaction && d.locksRowsItMeets() && !exists(con, rs.sql().selectIfStale(), claim)) {
+                // a live claim (or another row): no write, so no lock on a row its owner needs to complete
+                return false;
+            }
+            return update(con, rs.sql().markNeedsReviewIfStale(), claim) == 1;
+        });
     }
 
     @Override
@@ -270,7 +372,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(newLeaseUntil, "newLeaseUntil");
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
-        return execute("renew", false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
+        return execute("renew", () -> describe(keyHash), false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
             ps.setObject(1, d.timestamp(newLeaseUntil));
             ps.setBytes(2, keyHash);
             ps.setObject(3, d.timestamp(leaseUntil));
@@ -281,7 +383,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(keyHash, "keyHash");
         Objects.requireNonNull(leaseUntil, "leaseUntil");
         JdbcDialect d = resolve().dialect();
-        return execute(task, false, (con, tx) -> update(con, statement, ps -> {
+        return execute(task, () -> describe(keyHash), false, (con, tx) -> update(con, statement, ps -> {
             ps.setBytes(1, keyHash);
             ps.setObject(2, d.timestamp(leaseUntil));
         }) == 1);
@@ -291,7 +393,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     public Optional<IdempotencyRecord> find(byte[] keyHash) {
         Objects.requireNonNull(keyHash, "keyHash");
         Resolved rs = resolve();
-        return execute("find", false, (con, tx) -> query(con, rs.sql().select(), keyHash));
+        return execute("find", () -> describe(keyHash), false, (con, tx) -> query(con, rs.sql().select(), keyHash));
     }
 
     @Override
@@ -301,7 +403,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
         // conditional on the observed state, as takeOver is: a claim taken over or completed meanwhile is kept
-        return execute("resolve", false, (con, tx) -> result == null
+        return execute("resolve", () -> describe(observed.keyHash()), false, (con, tx) -> result == null
                 ? update(con, rs.sql().resolveDelete(), ps -> bindObserved(ps, 1, d, observed)) == 1
                 : update(con, rs.sql().resolveWithResult(), ps -> {
                     ps.setBytes(1, result);
@@ -332,10 +434,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                     + batchSize);
         }
         Resolved rs = resolve();
-        return execute("purgeExpired", false, (con, tx) -> update(con, rs.sql().purge(), ps -> {
-            ps.setObject(1, rs.dialect().timestamp(now));
-            ps.setInt(2, batchSize);
-        }));
+        return execute("purgeExpired", () -> "expired records", false, (con, tx) ->
+                update(con, rs.sql().purge(), ps -> {
+                    ps.setObject(1, rs.dialect().timestamp(now));
+                    ps.setInt(2, batchSize);
+                }));
     }
 
     // ---- JDBC plumbing ------------------------------------------------------------------------------------------
@@ -352,12 +455,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      * connection does not auto-commit. Deadlocks and serialization failures of a local transaction are retried: the
      * database rolled it back whole.
      */
-    private <T> T execute(String task, boolean atomic, ConnectionWork<T> work) {
+    private <T> T execute(String task, Supplier<String> subject, boolean atomic, ConnectionWork<T> work) {
         Connection con = DataSourceUtils.getConnection(dataSource);
+        boolean inCallerTransaction = false;
         try {
             // a connection bound by mere transaction synchronization (no transaction) still auto-commits
             if (DataSourceUtils.isConnectionTransactional(con, dataSource) && !con.getAutoCommit()) {
-                return work.run(con, true);
+                inCallerTransaction = true;
+                return inCallerTransaction(task, subject, con, work);
             }
             for (int attempt = 1; ; attempt++) {
                 try {
@@ -367,18 +472,88 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                         throw e;
                     }
                 } catch (SQLException e) {
-                    if (attempt >= LOCAL_RETRIES || !isTransient(e)) {
+                    // the database rolled back the store's own short transaction: it is safe to run it again
+                    if (attempt >= LOCAL_RETRIES || resolve().dialect().classify(e) != JdbcDialect.Failure.ABORTED) {
                         throw e;
                     }
                 }
             }
         } catch (SQLException e) {
+            if (inCallerTransaction && abortsCallerTransaction(con, e)) {
+                throw aborted(task, subject, e);
+            }
             DataAccessException translated = translator.translate("JdbcIdempotencyStore." + task + " on table "
                     + tableName, null, e);
             throw translated != null ? translated : new UncategorizedSQLException(task, null, e);
         } finally {
             DataSourceUtils.releaseConnection(con, dataSource);
         }
+    }
+
+    /**
+     * Runs {@code work} in the caller's transaction. A conflict after which that transaction cannot go on (the
+     * database rolled it back, or its snapshot can never see the key's outcome) is thrown as
+     * {@link CallerTransactionAbortedException}; a lock timeout stays an answer unless the server rolled back the
+     * transaction with it.
+     */
+    private <T> T inCallerTransaction(String task, Supplier<String> subject, Connection con, ConnectionWork<T> work)
+            throws SQLException {
+        try {
+            return work.run(con, true);
+        } catch (SerializationConflict e) {
+            throw aborted(task, subject, e);
+        } catch (LockTimeout e) {
+            if (rollsBackTransactionOnLockTimeout(con, e)) {
+                throw aborted(task, subject, e);
+            }
+            throw e;
+        }
+    }
+
+    private boolean abortsCallerTransaction(Connection con, SQLException e) {
+        return switch (resolve().dialect().classify(e)) {
+            case ABORTED -> true;
+            case LOCK_TIMEOUT -> rollsBackTransactionOnLockTimeout(con, e);
+            case OTHER -> false;
+        };
+    }
+
+    /**
+     * Whether the server rolled back the whole transaction with the lock timeout {@code timeout}: asked once per
+     * store. When the server cannot say, the transaction is taken for lost (the caller retries it whole, which is
+     * always safe; going on with a transaction that is gone is not).
+     */
+    private boolean rollsBackTransactionOnLockTimeout(Connection con, Exception timeout) {
+        Boolean known = rollbackOnTimeout;
+        if (known == null) {
+            try {
+                known = resolve().dialect().rollsBackTransactionOnLockTimeout(con);
+            } catch (SQLException | RuntimeException e) {
+                timeout.addSuppressed(e);
+                return true;
+            }
+            rollbackOnTimeout = known;
+        }
+        return known;
+    }
+
+    private CallerTransactionAbortedException aborted(String task, Supplier<String> subject, Exception e) {
+        SQLException cause = (SQLException) (e instanceof SQLException ? e : e.getCause());
+        CallerTransactionAbortedException aborted = new CallerTransactionAbortedException("JdbcIdempotencyStore."
+                + task + " on table " + tableName + ", " + subject.get() + ": the database "
+                + (resolve().dialect().classify(cause) == JdbcDialect.Failure.LOCK_TIMEOUT
+                        ? "rolled back the caller's whole transaction on a lock wait timeout "
+                                + "(innodb_rollback_on_timeout=ON)"
+                        : "aborted the caller's transaction (a deadlock, or a serialization failure: a row committed "
+                                + "after its snapshot)")
+                + ": " + cause.getMessage() + ". Nothing more of that transaction can commit: retry the whole "
+                + "transaction, whose call then replays the key's outcome or runs", cause);
+        if (e != cause) {
+            for (Throwable suppressed : e.getSuppressed()) {
+                aborted.addSuppressed(suppressed);
+            }
+        }
+        return aborted;
     }
 
     private static <T> T local(Connection con, boolean atomic, ConnectionWork<T> work) throws SQLException {
@@ -409,8 +584,14 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
     }
 
-    private static boolean isTransient(SQLException e) {
-        return "40001".equals(e.getSQLState()) || "40P01".equals(e.getSQLState()) || MySqlDialect.isDeadlock(e);
+    /** Whether a plain read finds a row. */
+    private static boolean exists(Connection con, String sql, SqlBinder binder) throws SQLException {
+        try (PreparedStatement ps = con.prepareStatement(sql)) {
+            binder.bind(ps);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
     }
 
     private static int update(Connection con, String sql, SqlBinder binder) throws SQLException {

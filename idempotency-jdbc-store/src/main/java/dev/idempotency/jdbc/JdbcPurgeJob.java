@@ -11,7 +11,8 @@ import java.util.Objects;
  * auto-configuration does) or call {@link #purge()} from a cron job. Each batch is one short statement that commits on
  * its own, so a purge never holds many locks for long. Safe to run on several nodes at once: each batch takes rows no
  * other node is deleting (PostgreSQL: {@code FOR UPDATE SKIP LOCKED}), and never touches an {@code IN_FLIGHT} or
- * {@code NEEDS_REVIEW} record.
+ * {@code NEEDS_REVIEW} record. The JDBC store deletes only what expired by the database's clock too, so a node whose
+ * clock runs ahead never purges a live outcome.
  *
  * <p>Works with any {@link IdempotencyStore}: it only calls {@link IdempotencyStore#purgeExpired(Instant, int)}.
  */

@@ -23,6 +23,12 @@ import org.jspecify.annotations.Nullable;
  * <p>After a duplicate the row is read with {@code FOR UPDATE}, a locking read that sees the latest committed version
  * even under REPEATABLE READ, whose plain reads would keep showing the snapshot (where the row may not exist yet).
  *
+ * <p>InnoDB keeps the lock of every row a write meets until the transaction ends, even a write that changes nothing
+ * ({@link #locksRowsItMeets()}). So in the caller's transaction the store reads the key with a plain read before it
+ * writes, and answers a row it sees without writing: a duplicate waiting for an owner that runs without a transaction
+ * never holds the lock the owner needs to record its outcome. An insert that still meets a committed in-flight row
+ * (committed after that read) gives up at once rather than wait holding its lock.
+ *
  * <p>The wait is {@code innodb_lock_wait_timeout}, in whole seconds (at least one), set for the session around the
  * statement and put back after (the session's value is saved in a user variable by the same {@code SET}: one round
  * trip to set, one to restore). A lock wait timeout rolls back only the statement (unless the server runs with
@@ -45,6 +51,7 @@ final class MySqlDialect extends JdbcDialect {
     private static final String RESTORE_LOCK_TIMEOUT =
             "SET SESSION innodb_lock_wait_timeout = @idempotency_lock_wait";
     private static final String READ_CLAIM_TOKEN = "SELECT @idempotency_claim_token";
+    private static final String READ_ROLLBACK_ON_TIMEOUT = "SELECT @@GLOBAL.innodb_rollback_on_timeout";
 
     private static final Statements STATEMENTS = Statements.standard(
             // ON DUPLICATE KEY UPDATE that changes nothing: no duplicate-key error, and no other error swallowed;
@@ -64,10 +71,13 @@ final class MySqlDialect extends JdbcDialect {
             // walks the expires_at index in order, so that two nodes lock rows in the same order and queue rather
             // than deadlock; completed rows only
             """
-            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? ORDER BY expires_at LIMIT ?
+            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
+             ORDER BY expires_at LIMIT ?
             """,
             // MySQL and MariaDB have no IS NOT DISTINCT FROM
-            "<=>");
+            "<=>",
+            // the columns are UTC DATETIME(3); NOW() would be in the session's time_zone
+            "UTC_TIMESTAMP(3)");
 
     private MySqlDialect() {
     }
@@ -114,14 +124,8 @@ final class MySqlDialect extends JdbcDialect {
                 }
             });
         } catch (SQLException e) {
-            if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT) {
-                throw new LockTimeout(e);
-            }
-            if (isDeadlock(e)) {
-                // InnoDB rolled the whole transaction back: only a new transaction can go on
-                throw new SerializationConflict(e);
-            }
-            throw e;
+            // a deadlock: InnoDB rolled the whole transaction back, only a new transaction can go on
+            throw asConflict(e);
         }
     }
 
@@ -140,6 +144,26 @@ final class MySqlDialect extends JdbcDialect {
             rs.next();
             long seen = rs.getLong(1);
             return rs.wasNull() || seen != token;
+        }
+    }
+
+    @Override
+    boolean locksRowsItMeets() {
+        return true;
+    }
+
+    @Override
+    Failure classify(SQLException e) {
+        return e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT ? Failure.LOCK_TIMEOUT
+                : isDeadlock(e) ? Failure.ABORTED
+                : Failure.OTHER;
+    }
+
+    @Override
+    boolean rollsBackTransactionOnLockTimeout(Connection con) throws SQLException {
+        // a server setting, read-only at run time: read once per store
+        try (PreparedStatement ps = con.prepareStatement(READ_ROLLBACK_ON_TIMEOUT); ResultSet rs = ps.executeQuery()) {
+            return rs.next() && rs.getBoolean(1);
         }
     }
 

@@ -40,11 +40,13 @@ final class PostgresDialect extends JdbcDialect {
             """
             DELETE FROM {table}
              WHERE key_hash IN (SELECT key_hash FROM {table}
-                                 WHERE status = 'COMPLETED' AND expires_at <= ?
+                                 WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
                                  ORDER BY expires_at
                                  LIMIT ?
                                  FOR UPDATE SKIP LOCKED)
-            """);
+            """,
+            // the time when the statement runs; now() would be the start of the transaction
+            "clock_timestamp()");
 
     private PostgresDialect() {
     }
@@ -86,13 +88,7 @@ final class PostgresDialect extends JdbcDialect {
                 // undoes the failed statement and the lock_timeout change, and un-aborts the caller's transaction
                 rollbackTo(con, e);
             }
-            if (LOCK_NOT_AVAILABLE.equals(e.getSQLState())) {
-                throw new LockTimeout(e);
-            }
-            if (SERIALIZATION_FAILURE.equals(e.getSQLState()) || DEADLOCK_DETECTED.equals(e.getSQLState())) {
-                throw new SerializationConflict(e);
-            }
-            throw e;
+            throw asConflict(e);
         } catch (RuntimeException e) {
             if (savepoint) {
                 rollbackTo(con, e);
@@ -137,6 +133,14 @@ final class PostgresDialect extends JdbcDialect {
         } catch (SQLException e) {
             cause.addSuppressed(e);
         }
+    }
+
+    @Override
+    Failure classify(SQLException e) {
+        String state = e.getSQLState();
+        return LOCK_NOT_AVAILABLE.equals(state) ? Failure.LOCK_TIMEOUT
+                : SERIALIZATION_FAILURE.equals(state) || DEADLOCK_DETECTED.equals(state) ? Failure.ABORTED
+                : Failure.OTHER;
     }
 
     @Override

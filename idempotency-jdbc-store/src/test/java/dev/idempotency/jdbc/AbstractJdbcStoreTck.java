@@ -44,9 +44,15 @@ abstract class AbstractJdbcStoreTck extends AbstractStoreTransactionTest {
         TestSchema.drop(dataSource(), table);
     }
 
+    /** The database's clock confirms every decision that depends on time. */
+    @Override
+    protected boolean hasSharedClock() {
+        return true;
+    }
+
     @Override
     protected TransactionBridge transactionBridge() {
-        return new SpringTransactionBridge();
+        return new SpringTransactionBridge(new DataSourceTransactionManager(dataSource()));
     }
 
     @Override

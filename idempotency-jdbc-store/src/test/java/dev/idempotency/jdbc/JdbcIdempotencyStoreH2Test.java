@@ -264,4 +264,77 @@ class JdbcIdempotencyStoreH2Test {
             throw new IllegalStateException(e);
         }
     }
+
+    /**
+     * An owner without a transaction (its claim committed in flight); a duplicate's claim and refused takeover inside
+     * an open transaction: on H2 neither a failed INSERT nor an UPDATE whose condition fails locks the owner's row, so
+     * the owner completes while the duplicate's transaction is still open (issue 10, item 7).
+     */
+    @Test
+    void aDuplicateInsideATransactionHoldsNoLockOnTheOwnersCommittedClaim() throws Exception {
+        Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        ClaimRequest owner = request("K-owner", now);
+        assertThat(store.claim(owner).isAcquired()).isTrue();
+        CountDownLatch waiting = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(1);
+        CompletableFuture<ClaimResult> duplicate = CompletableFuture.supplyAsync(() -> tx.execute(s -> {
+            ClaimResult seen = store.claim(request("K-owner", now.plusMillis(5)));
+            assertThat(seen.record()).isEqualTo(owner.toInFlightRecord());
+            ClaimResult refused = store.takeOver(request("K-owner", now.plusMillis(6)), seen.record());
+            assertThat(store.markNeedsReviewIfStale(owner.keyHash(), owner.leaseUntil(),
+                    owner.leaseUntil().plus(Duration.ofHours(1)))).isFalse();
+            waiting.countDown();
+            try {
+                done.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return refused;
+        }));
+        try {
+            assertThat(waiting.await(20, TimeUnit.SECONDS)).isTrue();
+            assertThat(CompletableFuture.supplyAsync(() -> store.complete(owner.keyHash(), owner.leaseUntil(),
+                    new byte[] {7}, owner.expiresAt())).get(10, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            done.countDown();
+        }
+        assertThat(duplicate.get(30, TimeUnit.SECONDS).record()).isEqualTo(owner.toInFlightRecord());
+        assertThat(store.find(owner.keyHash()).orElseThrow().result()).containsExactly(7);
+    }
+
+    /**
+     * Two transactions claim two keys in opposite orders. H2 detects no such deadlock: one claim waits out its lock
+     * timeout and answers LOCK_TIMEOUT (H2 rolled back that statement only, so its transaction goes on and commits),
+     * and the other, whose claim waited for that commit, then reads the committed key. Nothing here is a
+     * CallerTransactionAborted.
+     */
+    @Test
+    void crossedClaimsEndInALockTimeoutThatLeavesTheTransactionUsable() throws Exception {
+        Instant now = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        CountDownLatch firstClaims = new CountDownLatch(2);
+        CompletableFuture<String> one = CompletableFuture.supplyAsync(() -> crossClaims("K-a", "K-b", now,
+                firstClaims, Duration.ofSeconds(20)));
+        CompletableFuture<String> two = CompletableFuture.supplyAsync(() -> crossClaims("K-b", "K-a", now,
+                firstClaims, Duration.ofSeconds(1)));
+        assertThat(two.get(60, TimeUnit.SECONDS)).isEqualTo("LOCK_TIMEOUT");
+        assertThat(one.get(60, TimeUnit.SECONDS)).isEqualTo("EXISTING");
+        assertThat(store.find(Keys.hash("Orders.create", "", "K-b")).orElseThrow().status())
+                .isEqualTo(Status.IN_FLIGHT);
+        assertThat(new JdbcTemplate(dataSource).queryForObject("SELECT COUNT(*) FROM " + table, Integer.class))
+                .isEqualTo(2);
+    }
+
+    private String crossClaims(String first, String second, Instant now, CountDownLatch firstClaims,
+            Duration secondLockTimeout) {
+        return tx.execute(s -> {
+            assertThat(store.claim(request(first, "args", now, Duration.ofSeconds(20))).isAcquired()).isTrue();
+            firstClaims.countDown();
+            try {
+                assertThat(firstClaims.await(20, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            return store.claim(request(second, "args", now, secondLockTimeout)).kind().name();
+        });
+    }
 }

@@ -2,13 +2,14 @@ package dev.idempotency.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.idempotency.IdempotencyEvent;
 import dev.idempotency.IdempotencyEvent.Outcome;
-import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.CallerTransactionAborted;
 import dev.idempotency.store.ClaimResult;
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +21,7 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.dao.PessimisticLockingFailureException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
@@ -82,22 +84,54 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
             // another transaction records the key after that snapshot
             CompletableFuture.supplyAsync(() -> executor.execute(op, "K-rr", new Object[0],
                     () -> "first-" + runs.incrementAndGet())).join();
-            List<IdempotencyEvent> events = new CopyOnWriteArrayList<>();
-            IdempotentExecutor watched = IdempotentExecutor.builder(store)
-                    .transactions(new SpringTransactionBridge()).listener(events::add).build();
-            assertThatThrownBy(() -> watched.execute(op, "K-rr", new Object[0], () -> "second"))
-                    .isInstanceOf(IdempotencyInProgressException.class)
-                    .hasMessageContaining("K-rr").hasMessageContaining("new transaction");
-            assertThat(events).extracting(IdempotencyEvent::outcome).containsExactly(Outcome.IN_PROGRESS);
-            // the savepoint kept this transaction usable
+            assertThatThrownBy(() -> store.claim(request("K-rr", Duration.ofSeconds(5))))
+                    .isInstanceOf(CallerTransactionAbortedException.class)
+                    .isInstanceOf(CallerTransactionAborted.class)
+                    .isInstanceOf(PessimisticLockingFailureException.class)
+                    .hasMessageContaining("K-rr").hasMessageContaining("Orders.create")
+                    .hasMessageContaining("retry the whole transaction")
+                    .hasRootCauseInstanceOf(java.sql.SQLException.class);
+            // the store's savepoint kept the transaction usable at the database: nothing is left aborted
             insertBusinessRow("still-usable");
             return "committed";
         });
         assertThat(outcome).isEqualTo("committed");
         assertThat(businessRows()).isEqualTo(1);
+
+        // through the executor: the call fails with it (the executor passes it on and marks the transaction
+        // rollback-only)
+        List<IdempotencyEvent> events = new CopyOnWriteArrayList<>();
+        IdempotentExecutor watched = IdempotentExecutor.builder(store)
+                .transactions(new SpringTransactionBridge()).listener(events::add).build();
+        Throwable failure = repeatableRead().execute(s -> {
+            s.setRollbackOnly();
+            assertThat(businessRows()).isEqualTo(1);
+            CompletableFuture.supplyAsync(() -> executor.execute(op, "K-rr-2", new Object[0],
+                    () -> "first-" + runs.incrementAndGet())).join();
+            return catchThrowable(() -> watched.execute(op, "K-rr-2", new Object[0], () -> "second"));
+        });
+        assertThat(callerTransactionAborted(failure)).as("%s", failure).isNotNull()
+                .hasMessageContaining("K-rr-2").hasMessageContaining("retry the whole transaction");
+        assertThat(events).extracting(IdempotencyEvent::outcome).doesNotContain(Outcome.EXECUTED);
+
         String retried = repeatableRead().execute(s -> executor.execute(op, "K-rr", new Object[0], () -> "retry"));
         assertThat(retried).isEqualTo("first-1");
-        assertThat(runs).hasValue(1);
+        String retried2 = repeatableRead().execute(s -> executor.execute(op, "K-rr-2", new Object[0], () -> "retry"));
+        assertThat(retried2).isEqualTo("first-2");
+        assertThat(runs).hasValue(2);
+    }
+
+    /**
+     * The {@link CallerTransactionAborted} the executor threw, or wrapped: until the executor passes it on unwrapped
+     * (issue 10, item 6), it arrives as the cause of an {@code IdempotencyStoreException}.
+     */
+    static Throwable callerTransactionAborted(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof CallerTransactionAborted) {
+                return t;
+            }
+        }
+        return null;
     }
 
     @Test
@@ -112,8 +146,8 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
         first.release.countDown();
         assertThat(first.result.get(30, TimeUnit.SECONDS)).isEqualTo("first");
         assertThat(duplicate).failsWithin(30, TimeUnit.SECONDS).withThrowableThat()
-                .havingCause().isInstanceOf(IdempotencyInProgressException.class)
-                .withMessageContaining("new transaction");
+                .satisfies(e -> assertThat(callerTransactionAborted(e)).as("%s", e).isNotNull()
+                        .hasMessageContaining("K-rr-wait").hasMessageContaining("retry the whole transaction"));
         String retried = repeatableRead().execute(s ->
                 executor.execute(op, "K-rr-wait", new Object[0], () -> "retry"));
         assertThat(retried).isEqualTo("first");

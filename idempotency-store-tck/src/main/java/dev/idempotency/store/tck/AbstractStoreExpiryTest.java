@@ -50,6 +50,23 @@ public abstract class AbstractStoreExpiryTest extends AbstractStoreLeaseTest {
     }
 
     @Test
+    void aNodeWhoseClockRunsAheadPurgesOnlyWhatTheStoresClockSaysExpired() {
+        Instant t = realNow();
+        ClaimRequest r = request(key("purge-ahead"), "args", t);
+        assertThat(store.claim(r).isAcquired()).isTrue();
+        assertThat(store.complete(r.keyHash(), r.leaseUntil(), new byte[] {1}, t.plus(Duration.ofHours(1))))
+                .isTrue();
+        int deleted = store.purgeExpired(t.plus(Duration.ofHours(3)), 10);
+        if (hasSharedClock()) {
+            assertThat(deleted).isZero();
+            assertThat(store.find(r.keyHash())).isPresent();
+        } else {
+            assertThat(deleted).isEqualTo(1);
+            assertThat(store.find(r.keyHash())).isEmpty();
+        }
+    }
+
+    @Test
     void purgeDeletesOnlyExpiredCompletedRecordsInBoundedBatches() {
         Instant now = now();
         List<ClaimRequest> expired = new ArrayList<>();

@@ -86,6 +86,146 @@ public abstract class AbstractStoreLeaseTest extends AbstractStoreClaimTest {
     }
 
     @Test
+    void aTakeOverOfARecordThatIsStillLiveIsRefused() {
+        // the lease and the expiry lie in the future of every clock: the store's own and the request's
+        Instant t = realNow();
+        ClaimRequest live = request(key("live"), "args", t, Duration.ofHours(1), Duration.ofSeconds(5));
+        assertThat(store.claim(live).isAcquired()).isTrue();
+        IdempotencyRecord observed = store.find(live.keyHash()).orElseThrow();
+        ClaimResult refused = store.takeOver(request(key("live"), "args", t.plusSeconds(60)), observed);
+        assertThat(refused.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+        assertThat(refused.record()).isEqualTo(observed);
+        assertThat(store.find(live.keyHash())).contains(live.toInFlightRecord());
+        assertThat(store.complete(live.keyHash(), live.leaseUntil(), new byte[] {4}, t.plus(Duration.ofHours(2))))
+                .isTrue();
+
+        // an outcome before its expiry
+        IdempotencyRecord completed = store.find(live.keyHash()).orElseThrow();
+        ClaimResult replayed = store.takeOver(request(key("live"), "args", t.plus(Duration.ofHours(1))), completed);
+        assertThat(replayed.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+        assertThat(replayed.record()).isEqualTo(completed);
+        assertThat(store.find(live.keyHash())).contains(completed);
+    }
+
+    @Test
+    void aNodeWhoseClockRunsAheadTakesOverOnlyWhatTheStoresClockSaysIsOver() {
+        Instant t = realNow();
+        Instant ahead = t.plus(Duration.ofHours(3));
+        ClaimRequest live = request(key("ahead"), "args", t, Duration.ofHours(1), Duration.ofSeconds(5));
+        assertThat(store.claim(live).isAcquired()).isTrue();
+        IdempotencyRecord observed = store.find(live.keyHash()).orElseThrow();
+        assertThat(observed.isStale(ahead)).isTrue();
+        ClaimRequest skewed = request(key("ahead"), "args", ahead);
+        ClaimResult result = store.takeOver(skewed, observed);
+        if (hasSharedClock()) {
+            assertThat(result.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+            assertThat(result.record()).isEqualTo(observed);
+            assertThat(store.find(live.keyHash())).contains(live.toInFlightRecord());
+            assertThat(store.complete(live.keyHash(), live.leaseUntil(), new byte[] {1}, t.plus(Duration.ofHours(2))))
+                    .isTrue();
+        } else {
+            // a store without a clock of its own trusts the instant of the request
+            assertThat(result.isAcquired()).isTrue();
+            assertThat(store.find(live.keyHash())).contains(skewed.toInFlightRecord());
+            assertThat(store.complete(skewed.keyHash(), skewed.leaseUntil(), new byte[] {1},
+                    t.plus(Duration.ofHours(2)))).isTrue();
+        }
+
+        // an outcome that expires in two hours, seen by that node as expired
+        IdempotencyRecord completed = store.find(live.keyHash()).orElseThrow();
+        assertThat(completed.isExpired(ahead)).isTrue();
+        ClaimResult again = store.takeOver(request(key("ahead"), "args", ahead.plusMillis(1)), completed);
+        if (hasSharedClock()) {
+            assertThat(again.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+            assertThat(again.record()).isEqualTo(completed);
+        } else {
+            assertThat(again.isAcquired()).isTrue();
+        }
+    }
+
+    @Test
+    void markNeedsReviewIfStaleMarksOnlyTheNamedClaimOnceItsLeaseEnded() {
+        ClaimRequest crashed = request(key("if-stale"));
+        store.claim(crashed);
+        clock.advance(Duration.ofMinutes(1));
+        assertThat(store.markNeedsReviewIfStale(crashed.keyHash(), crashed.leaseUntil().plusMillis(1), now()))
+                .isFalse();
+        assertThat(store.find(crashed.keyHash())).contains(crashed.toInFlightRecord());
+        assertThat(store.markNeedsReviewIfStale(crashed.keyHash(), crashed.leaseUntil(), now())).isTrue();
+        assertThat(store.find(crashed.keyHash()).orElseThrow().status()).isEqualTo(Status.NEEDS_REVIEW);
+        assertThat(store.markNeedsReviewIfStale(crashed.keyHash(), crashed.leaseUntil(), now())).isFalse();
+
+        // a lease that has not ended, by any clock
+        Instant t = realNow();
+        ClaimRequest live = request(key("if-stale-live"), "args", t, Duration.ofHours(1), Duration.ofSeconds(5));
+        store.claim(live);
+        assertThat(store.markNeedsReviewIfStale(live.keyHash(), live.leaseUntil(), t.plusSeconds(1))).isFalse();
+        assertThat(store.find(live.keyHash())).contains(live.toInFlightRecord());
+
+        // by a node whose clock runs ahead: only the store's own clock can confirm it
+        Instant ahead = t.plus(Duration.ofHours(3));
+        assertThat(store.markNeedsReviewIfStale(live.keyHash(), live.leaseUntil(), ahead)).isEqualTo(!hasSharedClock());
+        if (hasSharedClock()) {
+            assertThat(store.find(live.keyHash())).contains(live.toInFlightRecord());
+            assertThat(store.complete(live.keyHash(), live.leaseUntil(), new byte[] {1}, t.plus(Duration.ofHours(2))))
+                    .isTrue();
+        }
+
+        // a completed record is no claim
+        ClaimRequest done = request(key("if-stale-done"));
+        store.claim(done);
+        store.complete(done.keyHash(), done.leaseUntil(), new byte[] {1}, now().plusSeconds(1));
+        clock.advance(Duration.ofMinutes(1));
+        assertThat(store.markNeedsReviewIfStale(done.keyHash(), done.leaseUntil(), now())).isFalse();
+        assertThat(store.find(done.keyHash()).orElseThrow().status()).isEqualTo(Status.COMPLETED);
+    }
+
+    @Test
+    void renewExtendsExactlyTheClaimNamedByItsLease() {
+        ClaimRequest r = request(key("renew"));
+        assertThat(store.claim(r).isAcquired()).isTrue();
+        Instant renewed = r.leaseUntil().plusSeconds(30);
+        assertThat(store.renew(r.keyHash(), r.leaseUntil().plusMillis(1), renewed)).isFalse();
+        assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        assertThat(store.renew(r.keyHash(), r.leaseUntil(), renewed)).isTrue();
+        assertThat(store.find(r.keyHash())).contains(r.withLeaseUntil(renewed).toInFlightRecord());
+
+        // past the old lease, the renewed claim is not stale
+        clock.advance(Duration.ofSeconds(45));
+        assertThat(store.find(r.keyHash()).orElseThrow().isStale(now())).isFalse();
+
+        // the old lease no longer names the claim; the new one does
+        assertThat(store.renew(r.keyHash(), r.leaseUntil(), renewed.plusSeconds(30))).isFalse();
+        assertThat(store.complete(r.keyHash(), r.leaseUntil(), new byte[] {1}, now().plusSeconds(60))).isFalse();
+        assertThat(store.release(r.keyHash(), r.leaseUntil())).isFalse();
+        assertThat(store.markNeedsReview(r.keyHash(), r.leaseUntil())).isFalse();
+        assertThat(store.complete(r.keyHash(), renewed, new byte[] {2}, now().plusSeconds(60))).isTrue();
+        assertThat(store.find(r.keyHash()).orElseThrow().result()).containsExactly(2);
+
+        // a completed claim is renewed no more
+        assertThat(store.renew(r.keyHash(), renewed, renewed.plusSeconds(30))).isFalse();
+        assertThat(store.find(r.keyHash()).orElseThrow().status()).isEqualTo(Status.COMPLETED);
+
+        // nor one that was taken over: the new owner's lease stays
+        ClaimRequest crashed = request(key("renew-taken"));
+        store.claim(crashed);
+        clock.advance(Duration.ofMinutes(1));
+        IdempotencyRecord stale = store.find(crashed.keyHash()).orElseThrow();
+        ClaimRequest next = request(key("renew-taken"), "args", now());
+        assertThat(store.takeOver(next, stale).isAcquired()).isTrue();
+        assertThat(store.renew(crashed.keyHash(), crashed.leaseUntil(), now().plusSeconds(300))).isFalse();
+        assertThat(store.find(crashed.keyHash())).contains(next.toInFlightRecord());
+
+        // nor one marked NEEDS_REVIEW
+        ClaimRequest review = request(key("renew-review"));
+        store.claim(review);
+        store.markNeedsReview(review.keyHash(), review.leaseUntil());
+        assertThat(store.renew(review.keyHash(), review.leaseUntil(), now().plusSeconds(300))).isFalse();
+        assertThat(store.find(review.keyHash()).orElseThrow().status()).isEqualTo(Status.NEEDS_REVIEW);
+        assertThat(store.renew(keyHash(key("renew-none")), now(), now().plusSeconds(300))).isFalse();
+    }
+
+    @Test
     void aStaleClaimMarkedNeedsReviewStaysBlockedUntilResolved() {
         ClaimRequest r = request(key("review"));
         store.claim(r);

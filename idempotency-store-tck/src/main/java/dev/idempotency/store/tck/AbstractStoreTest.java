@@ -66,6 +66,24 @@ public abstract class AbstractStoreTest {
         }
     }
 
+    /**
+     * Whether the store confirms every decision that depends on time ({@code takeOver}, {@code
+     * markNeedsReviewIfStale}, {@code purgeExpired}) against a clock of its own that every node shares, a database's,
+     * rather than the instant it is given. The JDBC store does; the in-memory store judges by the instant it is given.
+     * The tests of the shared clock then expect a node whose clock runs ahead to be refused.
+     */
+    protected boolean hasSharedClock() {
+        return false;
+    }
+
+    /**
+     * The real current instant, truncated to milliseconds: the tests of a store's own clock need instants relative to
+     * it ({@link #START}, where {@link #clock} starts, is in the past of any real clock).
+     */
+    protected static Instant realNow() {
+        return Instant.now().truncatedTo(ChronoUnit.MILLIS);
+    }
+
     /** The current instant of the clock, truncated to milliseconds as the executor does. */
     protected Instant now() {
         return clock.instant().truncatedTo(ChronoUnit.MILLIS);

@@ -8,6 +8,8 @@ import dev.idempotency.ResultType;
 import dev.idempotency.Tier;
 import dev.idempotency.TransactionBridge;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.store.ClaimRequest;
+import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
@@ -46,6 +48,32 @@ public abstract class AbstractStoreTransactionTest extends AbstractStoreConcurre
         assertThat(inTransaction(() -> executor.execute(op, key("T"), new Object[0], () -> "no"))).isEqualTo("run-2");
         assertThat(executor.execute(op, key("T"), new Object[0], () -> "no")).isEqualTo("run-2");
         assertThat(runs).hasValue(2);
+    }
+
+    @Test
+    void renewWorksInsideAndOutsideTransactions() {
+        // claimed, renewed and completed inside one transaction
+        ClaimRequest inside = request(key("renew-inside"));
+        Instant renewed = inside.leaseUntil().plusSeconds(30);
+        inTransaction(() -> {
+            assertThat(store.claim(inside).isAcquired()).isTrue();
+            assertThat(store.renew(inside.keyHash(), inside.leaseUntil(), renewed)).isTrue();
+            assertThat(store.complete(inside.keyHash(), inside.leaseUntil(), new byte[] {1}, now().plusSeconds(60)))
+                    .isFalse();
+            return store.complete(inside.keyHash(), renewed, new byte[] {2}, now().plusSeconds(60));
+        });
+        assertThat(store.find(inside.keyHash()).orElseThrow().result()).containsExactly(2);
+
+        // claimed without a transaction, renewed inside one that commits, completed outside
+        ClaimRequest outside = request(key("renew-outside"));
+        assertThat(store.claim(outside).isAcquired()).isTrue();
+        assertThat(inTransaction(() -> store.renew(outside.keyHash(), outside.leaseUntil(), renewed))).isTrue();
+        assertThat(store.find(outside.keyHash())).contains(outside.withLeaseUntil(renewed).toInFlightRecord());
+        assertThat(store.renew(outside.keyHash(), renewed, renewed.plusSeconds(30))).isTrue();
+        assertThat(store.complete(outside.keyHash(), renewed.plusSeconds(30), new byte[] {3}, now().plusSeconds(60)))
+                .isTrue();
+        assertThat(inTransaction(() -> store.renew(outside.keyHash(), renewed.plusSeconds(30),
+                renewed.plusSeconds(60)))).isFalse();
     }
 
     @Test
