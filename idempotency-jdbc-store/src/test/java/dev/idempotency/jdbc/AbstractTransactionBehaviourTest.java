@@ -300,8 +300,10 @@ abstract class AbstractTransactionBehaviourTest {
      * polls. The duplicate must hold no lock that the owner needs to record its result (issue 10, item 7): the owner
      * completes while the duplicate's transaction is open, and the duplicate replays it.
      */
-    @Test
-    void aDuplicateInsideATransactionReplaysAnOwnerThatRunsWithoutOne() throws Exception {
+    @ParameterizedTest
+    @ValueSource(ints = {TransactionDefinition.ISOLATION_READ_COMMITTED,
+            TransactionDefinition.ISOLATION_REPEATABLE_READ})
+    void aDuplicateInsideATransactionReplaysAnOwnerThatRunsWithoutOne(int isolation) throws Exception {
         IdempotentOperation<String> op = operation(Duration.ofSeconds(10));
         CountDownLatch running = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
@@ -320,9 +322,10 @@ abstract class AbstractTransactionBehaviourTest {
                     return "owner";
                 }));
         assertThat(running.await(20, TimeUnit.SECONDS)).isTrue();
-        // READ COMMITTED: the executor's polling reads run in the duplicate's transaction until they run outside it
+        // the executor's polling reads run outside the duplicate's transaction: under REPEATABLE READ they still see
+        // the owner's outcome rather than the duplicate's snapshot
         CompletableFuture<String> duplicate = CompletableFuture.supplyAsync(() ->
-                at(TransactionDefinition.ISOLATION_READ_COMMITTED).execute(s ->
+                at(isolation).execute(s ->
                         duplicates.execute(op, "K-owner-plain", new Object[0], () -> "duplicate")));
         try {
             assertThat(polling.await(20, TimeUnit.SECONDS)).isTrue();
