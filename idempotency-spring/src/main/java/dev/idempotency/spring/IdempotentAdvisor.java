@@ -9,9 +9,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
-import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.core.Ordered;
 
@@ -80,21 +78,6 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
                 definition.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
                 registry.registerBeanDefinition(advisor, definition);
             }
-        }
-    }
-
-    /** Registers the advisors of the aspect beans an application declares itself (see {@link #registerFor}). */
-    static final class Registrar implements BeanDefinitionRegistryPostProcessor {
-
-        @Override
-        public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) {
-            if (registry instanceof ListableBeanFactory factory) {
-                registerFor(registry, factory);
-            }
-        }
-
-        @Override
-        public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
         }
     }
 

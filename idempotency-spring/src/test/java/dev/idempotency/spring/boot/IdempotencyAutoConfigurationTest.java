@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -14,6 +14,9 @@ import dev.idempotency.internal.Keys;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.metrics.MicrometerIdempotencyListener;
 import dev.idempotency.metrics.MicrometerIdempotencyObserver;
+import dev.idempotency.spring.EnableIdempotency;
+import dev.idempotency.spring.IdempotentAspect;
+import dev.idempotency.spring.IdempotentAspectCustomizer;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;

@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.IdempotencyAdmin;
@@ -12,6 +12,11 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.metrics.MicrometerIdempotencyListener;
 import dev.idempotency.metrics.MicrometerIdempotencyObserver;
+import dev.idempotency.spring.EnableIdempotency;
+import dev.idempotency.spring.IdempotentAdvisorRegistrar;
+import dev.idempotency.spring.IdempotentAspect;
+import dev.idempotency.spring.IdempotentAspectCustomizer;
+import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.store.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -29,7 +34,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
 import org.springframework.context.annotation.Role;
@@ -189,13 +193,13 @@ public final class IdempotencyAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static BeanDefinitionRegistryPostProcessor idempotencyAspectAdvisorRegistrar() {
-        return new IdempotentAdvisor.Registrar();
+        return new IdempotentAdvisorRegistrar();
     }
 
     /** The aspect, as {@code @EnableIdempotency} registers it, unless the application registered it already. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnMissingBean(IdempotentAspect.class)
-    @Import(IdempotencyConfiguration.class)
+    @EnableIdempotency
     static class AspectConfiguration {
     }
 
