@@ -65,12 +65,19 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
     }
 
     /**
-     * Defines an advisor for every {@link IdempotentAspect} bean that has none yet. Called by a
+     * Defines an advisor for every {@link IdempotentAspect} bean that has none yet, and the
+     * {@link IdempotencyStartupCheck} once. Called by a
      * {@code BeanDefinitionRegistryPostProcessor}, so after every configuration class: at equal orders the transaction
      * advisor, defined earlier, then runs outside the idempotency advice.
      */
     static void registerFor(BeanDefinitionRegistry registry, ListableBeanFactory factory) {
-        for (String aspect : factory.getBeanNamesForType(IdempotentAspect.class, true, false)) {
+        String[] aspects = factory.getBeanNamesForType(IdempotentAspect.class, true, false);
+        if (aspects.length > 0 && !registry.containsBeanDefinition(IdempotencyStartupCheck.BEAN_NAME)) {
+            RootBeanDefinition check = new RootBeanDefinition(IdempotencyStartupCheck.class);
+            check.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
+            registry.registerBeanDefinition(IdempotencyStartupCheck.BEAN_NAME, check);
+        }
+        for (String aspect : aspects) {
             String advisor = aspect + "Advisor";
             if (!registry.containsBeanDefinition(advisor)) {
                 RootBeanDefinition definition = new RootBeanDefinition(IdempotentAdvisor.class);
