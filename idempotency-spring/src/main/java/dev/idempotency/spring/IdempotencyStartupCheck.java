@@ -104,7 +104,9 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                 continue;
             }
             Class<?> userClass = ClassUtils.getUserClass(type);
-            if (!AnnotationUtils.isCandidateClass(userClass, Idempotent.class)) {
+            // Spring's own infrastructure carries no @Idempotent: skipping it keeps the scan short in a Boot context
+            if (userClass.getName().startsWith("org.springframework.")
+                    || !AnnotationUtils.isCandidateClass(userClass, Idempotent.class)) {
                 continue;
             }
             List<Method> methods = idempotentMethods(userClass);

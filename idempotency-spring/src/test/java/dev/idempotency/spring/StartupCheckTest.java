@@ -237,6 +237,36 @@ class StartupCheckTest {
                 .hasMessageContaining(ProxyReach.staticMethod("StaticMethod.create", fix));
     }
 
+    /** What the AspectJ weaver leaves in a class it wove: the weaver, not a proxy, applies the advice there. */
+    public static class Woven {
+        @SuppressWarnings("unused")
+        private static final Object ajc$tjp_0 = null;
+
+        public String run(String id) {
+            return create(id);
+        }
+
+        @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+        private String create(String id) {
+            return id;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @Import({Base.class, Woven.class})
+    static class WithWovenClass {
+    }
+
+    @Test
+    void withAspectJWeavingTheReachabilityRulesFollowTheWeaver() {
+        try (LogLines log = LogLines.open(); var ctx = start(WithWovenClass.class)) {
+            assertThat(ctx.getBean(Woven.class).run("W1")).isEqualTo("W1");
+            assertThat(log.containing("on its own bean")).isEmpty();
+            assertThat(log.containing("Idempotency: store ")).singleElement().satisfies(line -> assertThat(line)
+                    .endsWith(", AspectJ-woven classes 1"));
+        }
+    }
+
     @Test
     void aBeanRegisteredAsAReadyInstanceIsNotProxiedAndFailsStartup() {
         var ctx = new AnnotationConfigApplicationContext();
