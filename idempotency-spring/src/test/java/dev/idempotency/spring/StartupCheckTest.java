@@ -334,6 +334,27 @@ class StartupCheckTest {
     static class NoTransactionManagement {
     }
 
+    public static class JakartaTransactionalOrders {
+        @jakarta.transaction.Transactional
+        @Idempotent(key = "#id", tier = Tier.REVERSIBLE)
+        public String create(String id) {
+            return id;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @Import({Base.class, JakartaTransactionalOrders.class})
+    static class JakartaWithoutTransactionManagement {
+    }
+
+    @Test
+    void jakartaTransactionalIsReadAsSpringsOwn() {
+        assertThatThrownBy(() -> start(JakartaWithoutTransactionManagement.class).close())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("JakartaTransactionalOrders.create(String) is @Transactional, but the"
+                        + " application context has no transaction advice");
+    }
+
     @Test
     void transactionalWithoutAnyTransactionAdviceFailsStartupNamingTheMissingPieces() {
         assertThatThrownBy(() -> start(NoTransactionManagement.class).close())
