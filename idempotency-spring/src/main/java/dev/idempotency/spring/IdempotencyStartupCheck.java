@@ -115,6 +115,7 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
             }
             boolean isWoven = woven(userClass);
             woven += isWoven ? 1 : 0;
+            List<Method> reachable = new ArrayList<>();
             for (Method method : methods) {
                 MergedAnnotation<Idempotent> found = IdempotentAspect.idempotent(method);
                 Method annotated = (Method) Objects.requireNonNull(found.getSource());
@@ -134,6 +135,7 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                         continue;
                     }
                 }
+                reachable.add(method);
                 if (IdempotentAspect.transactionMissing(method, userClass) != null && !aspectjTransactions) {
                     if (!transactionAdvice) {
                         errors.add(IdempotentAspect.signature(method) + " is @Transactional, but the application "
@@ -151,8 +153,8 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                 }
                 prepare(aspects, bean, userClass, method);
             }
-            if (!isWoven) {
-                SelfInvocations.warn(userClass, methods);
+            if (!isWoven && !reachable.isEmpty()) {
+                SelfInvocations.warn(userClass, reachable); // an unreachable method is an error already
             }
         }
         verifyStores(bf, errors);
