@@ -127,6 +127,18 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         return resolve().dialect();
     }
 
+    /**
+     * Checks, once, that the table exists and has every column and the primary key of the script this dialect ships
+     * ({@link JdbcDialect#schemaLocation()}), so that a missing or outdated table fails an application at startup
+     * rather than its first call. The Spring integration calls it when the application context starts. It opens one
+     * connection of its own, outside any transaction.
+     *
+     * @throws IllegalStateException naming the table, what is missing, and the script that creates it
+     */
+    public void verifySchema() {
+        SchemaVerifier.verify(dataSource, tableName, dialect());
+    }
+
     private Resolved resolve() {
         Resolved r = resolved;
         if (r == null) {

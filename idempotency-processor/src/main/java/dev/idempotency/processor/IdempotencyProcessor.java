@@ -1,6 +1,7 @@
 package dev.idempotency.processor;
 
 import dev.idempotency.internal.Durations;
+import dev.idempotency.internal.ProxyReach;
 import dev.idempotency.internal.UnreplayableTypes;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -25,8 +26,11 @@ import javax.lang.model.element.ExecutableElement;
 import javax.lang.model.element.Modifier;
 import javax.lang.model.element.TypeElement;
 import javax.lang.model.element.VariableElement;
+import javax.lang.model.type.ArrayType;
+import javax.lang.model.type.DeclaredType;
 import javax.lang.model.type.TypeKind;
 import javax.lang.model.type.TypeMirror;
+import javax.lang.model.type.WildcardType;
 import javax.lang.model.util.ElementFilter;
 import javax.lang.model.util.Elements;
 import javax.lang.model.util.Types;
@@ -270,38 +274,97 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         Set<Modifier> modifiers = method.getModifiers();
         String fix = "; or, if AspectJ weaving applies the advice, compile with -A" + WEAVING_OPTION + "=aspectj";
         if (modifiers.contains(Modifier.PRIVATE)) {
-            error("@Idempotent on " + where + " is never applied: a Spring proxy cannot intercept a private method;"
-                    + " make it public and call it through the bean" + fix, method, null, null);
+            error(ProxyReach.privateMethod(where, fix), method, null, null);
         } else if (modifiers.contains(Modifier.STATIC)) {
-            error("@Idempotent on " + where + " is never applied: a Spring proxy cannot intercept a static method;"
-                    + " make it an instance method of a bean" + fix, method, null, null);
+            error(ProxyReach.staticMethod(where, fix), method, null, null);
         } else if (modifiers.contains(Modifier.FINAL)) {
-            error("@Idempotent on " + where + " is never applied: a Spring proxy cannot override a final method;"
-                    + " remove final" + fix, method, null, null);
+            error(ProxyReach.finalMethod(where, fix), method, null, null);
         }
         if (type.getModifiers().contains(Modifier.FINAL)
                 && finalClassesReported.add(elements.getBinaryName(type).toString())) {
-            error("@Idempotent on " + where + " is never applied: class " + type.getSimpleName() + " is final"
-                    + (type.getKind() == ElementKind.RECORD ? " (a record)" : "")
-                    + (type.getKind() == ElementKind.ENUM ? " (an enum)" : "")
-                    + " and a Spring proxy must subclass it; make it a non-final class" + fix, type, null, null);
+            error(ProxyReach.finalClass(where, type.getSimpleName().toString(),
+                    type.getKind() == ElementKind.RECORD ? " (a record)"
+                            : type.getKind() == ElementKind.ENUM ? " (an enum)" : "", fix), type, null, null);
         }
     }
 
     private void checkReturnType(ExecutableElement method, String where) {
         TypeMirror returned = method.getReturnType();
-        if (returned.getKind() != TypeKind.DECLARED && returned.getKind() != TypeKind.TYPEVAR) {
+        String shown = TypeNames.generic(returned, elements);
+        Refusal refusal = refusal(returned);
+        if (refusal == null) {
             return;
         }
-        TypeMirror erased = types.erasure(returned);
+        String what;
+        if (refusal.type() == returned) {
+            what = shown + (shown.startsWith(refusal.name()) ? "" : " (a " + refusal.name() + ")");
+        } else {
+            String part = TypeNames.generic(refusal.type(), elements);
+            what = shown + ", whose " + part + (part.startsWith(refusal.name()) ? "" : " (a " + refusal.name() + ")");
+        }
+        error(where + " returns " + what + ", which cannot be recorded and replayed: " + refusal.reason()
+                + "; return a materialized value instead (a List, a record, a byte[])", method, null, null);
+    }
+
+    /** A part of a return type that the result codec refuses at run time: the part, the refused name, why. */
+    private record Refusal(TypeMirror type, String name, String reason) {
+    }
+
+    /** The codec's reason for {@code Object} (JacksonResultCodec.checkReplayable), word for word. */
+    static final String OBJECT_REASON = "Object says nothing about what a replay must build (it would come back as"
+            + " maps and lists); declare a concrete type, or JsonNode for free-form JSON";
+
+    /**
+     * The first part of {@code t} that the run-time check refuses: a type of {@link UnreplayableTypes} or
+     * {@code Object}, at the top, in a type argument (an unbounded wildcard is {@code Object}) or an array component,
+     * as {@code JacksonResultCodec.checkReplayable} walks them. A type variable is judged by its bound, and only
+     * against the list: {@code Repo<E>.save} returns an {@code E} that a subclass may bind.
+     */
+    private @Nullable Refusal refusal(TypeMirror t) {
+        switch (t.getKind()) {
+            case ARRAY:
+                return refusal(((ArrayType) t).getComponentType());
+            case WILDCARD: {
+                TypeMirror bound = ((WildcardType) t).getExtendsBound();
+                return bound != null ? refusal(bound)
+                        : new Refusal(t, "java.lang.Object", OBJECT_REASON);
+            }
+            case TYPEVAR: {
+                String listed = listed(t);
+                return listed == null ? null : new Refusal(t, listed, UnreplayableTypes.all().get(listed));
+            }
+            case DECLARED: {
+                TypeElement element = (TypeElement) ((DeclaredType) t).asElement();
+                if (element.getQualifiedName().contentEquals("java.lang.Object")) {
+                    return new Refusal(t, "java.lang.Object", OBJECT_REASON);
+                }
+                String listed = listed(t);
+                if (listed != null) {
+                    return new Refusal(t, listed, UnreplayableTypes.all().get(listed));
+                }
+                for (TypeMirror argument : ((DeclaredType) t).getTypeArguments()) {
+                    Refusal inner = refusal(argument);
+                    if (inner != null) {
+                        return inner;
+                    }
+                }
+                return null;
+            }
+            default:
+                return null;
+        }
+    }
+
+    /** The most specific type of {@link UnreplayableTypes} that {@code t} is, or null. */
+    private @Nullable String listed(TypeMirror t) {
+        TypeMirror erased = types.erasure(t);
         String refused = null;
         for (String name : new TreeSet<>(UnreplayableTypes.NAMES)) {
             // the list holds binary names (Flow$Publisher); javac looks types up by canonical name (Flow.Publisher)
             TypeElement candidate = elements.getTypeElement(name.replace('$', '.'));
             if (candidate != null && types.isAssignable(erased, types.erasure(candidate.asType()))) {
                 if (types.isSameType(erased, types.erasure(candidate.asType()))) {
-                    refused = name;
-                    break;
+                    return name;
                 }
                 // name the most specific refused supertype (InputStream rather than AutoCloseable)
                 if (refused == null || types.isAssignable(types.erasure(candidate.asType()),
@@ -310,12 +373,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                 }
             }
         }
-        if (refused != null) {
-            String shown = TypeNames.generic(returned, elements);
-            error(where + " returns " + shown + (shown.startsWith(refused) ? "" : " (a " + refused + ")")
-                    + ", which cannot be recorded and replayed: " + UnreplayableTypes.all().get(refused) + "; return a"
-                    + " materialized value instead (a List, a record, a byte[])", method, null, null);
-        }
+        return refused;
     }
 
     private void checkDuration(String text, String what, ExecutableElement method, AnnotationMirror annotation,

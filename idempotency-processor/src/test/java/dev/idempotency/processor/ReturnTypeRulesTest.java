@@ -65,9 +65,38 @@ class ReturnTypeRulesTest {
                 + " List, a record, a byte[])").inFile(bad).onLineContaining("export(");
     }
 
+    /** Object, and every listed type inside a type argument or an array, as the codec's run-time check refuses them. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "Object                                  | java.lang.Object                                                   | java.lang.Object",
+            "Object[]                                | java.lang.Object[], whose java.lang.Object                         | java.lang.Object",
+            "java.util.List<Object>                  | java.util.List<java.lang.Object>, whose java.lang.Object           | java.lang.Object",
+            "java.util.Map<String, Object>           | java.util.Map<java.lang.String, java.lang.Object>, whose java.lang.Object | java.lang.Object",
+            "java.util.List<?>                       | java.util.List<?>, whose ? (a java.lang.Object)                    | java.lang.Object",
+            "java.util.Optional<java.util.stream.Stream<String>> | java.util.Optional<java.util.stream.Stream<java.lang.String>>, whose java.util.stream.Stream<java.lang.String> | java.util.stream.Stream",
+            "java.util.List<? extends java.io.InputStream> | java.util.List<? extends java.io.InputStream>, whose java.io.InputStream | java.io.InputStream",
+            "java.io.Reader[]                        | java.io.Reader[], whose java.io.Reader                             | java.io.Reader"})
+    void objectAndEveryListedTypeAreRefusedWhereverTheRunTimeCheckLooks(String declared, String shown,
+            String refused) {
+        JavaFileObject bad = reports(declared);
+        Compilation c = compile(bad);
+        assertThat(c).hadErrorCount(1);
+        String reason = refused.equals("java.lang.Object") ? IdempotencyProcessor.OBJECT_REASON
+                : UnreplayableTypes.all().get(refused);
+        assertThat(c).hadErrorContaining("Reports.export returns " + shown + ", which cannot be recorded and"
+                + " replayed: " + reason).inFile(bad).onLineContaining("export(");
+    }
+
+    @Test
+    void theObjectReasonIsTheCodecsOwn() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> dev.idempotency.codec.JacksonResultCodec.create()
+                .checkReplayable(Object.class)).hasMessageContaining(IdempotencyProcessor.OBJECT_REASON);
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"void", "String", "java.util.List<String>", "java.util.Map<String, Integer>", "byte[]",
-            "int", "java.util.Optional<String>", "Iterable<String>", "java.math.BigDecimal"})
+            "int", "java.util.Optional<String>", "Iterable<String>", "java.math.BigDecimal",
+            "java.util.List<? extends CharSequence>", "String[]", "java.util.Map<String, java.util.List<Long>>"})
     void aValueCompiles(String declared) {
         assertThat(compile(reports(declared))).succeededWithoutWarnings();
     }

@@ -45,7 +45,12 @@ import org.springframework.core.Ordered;
  *
  * <p>At startup it checks that every transaction advisor ({@code @EnableTransactionManagement}) runs outside the
  * aspect, and fails with a message saying which orders to change if one does not: the claim must be written in the
- * method's own transaction.
+ * method's own transaction. It also fails the start, listing every problem, for {@code @Idempotent} methods a proxy
+ * cannot reach (private, static, final, a bean not proxied), {@code @Transactional} ones with no transaction advice,
+ * two methods with one operation name, a JDBC store whose table is missing, and two {@code IdempotencyScope} or
+ * {@code ConfirmationGate} beans with none {@code @Primary}; it warns about self-invocations found in the byte code,
+ * builds each method's descriptor before the first call, and logs one INFO line of what was wired
+ * (docs/spring.md, "Startup checks").
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)

@@ -12,6 +12,7 @@ import dev.idempotency.store.IdempotencyStore;
 import java.time.Clock;
 import java.util.Arrays;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
@@ -93,7 +94,7 @@ class IdempotencyConfiguration implements ImportAware {
     static IdempotentExecutor defaultExecutor(ObjectProvider<IdempotencyStore> store,
             ObjectProvider<ResultCodec> codec, ObjectProvider<JsonMapper> mapper, ObjectProvider<IdempotencyScope> scope,
             ObjectProvider<ConfirmationGate> gate, ObjectProvider<IdempotencyListener> listeners,
-            ObjectProvider<IdempotencyObserver> observer, ObjectProvider<Clock> clock) {
+            ObjectProvider<IdempotencyObserver> observer, ObjectProvider<Clock> clock, ListableBeanFactory beans) {
         IdempotencyStore theStore = store.getIfUnique();
         if (theStore == null) {
             long count = store.stream().count();
@@ -110,12 +111,42 @@ class IdempotencyConfiguration implements ImportAware {
                 .transactions(SpringTransactionBridge.INSTANCE);
         codec.ifUnique(builder::codec);
         mapper.ifUnique(builder::jsonMapper);
-        scope.ifUnique(builder::scope);
-        gate.ifUnique(builder::confirmationGate);
+        IdempotencyScope theScope = single(scope, IdempotencyScope.class, beans, SCOPE_RISK);
+        if (theScope != null) {
+            builder.scope(theScope);
+        }
+        ConfirmationGate theGate = single(gate, ConfirmationGate.class, beans, GATE_RISK);
+        if (theGate != null) {
+            builder.confirmationGate(theGate);
+        }
         clock.ifUnique(builder::clock);
         observer.ifUnique(builder::observer);
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
+    }
+
+    static final String SCOPE_RISK = "the executor would run with none of them, and one tenant's key could replay"
+            + " another tenant's result";
+    static final String GATE_RISK = "the executor would run with none of them, and an IRREVERSIBLE call would run"
+            + " unconfirmed";
+
+    /**
+     * The one bean of {@code type}, or its {@code @Primary} one; null when there is none.
+     *
+     * @throws IllegalStateException naming the beans, when there are several and none is primary: where one bean
+     *                               guards isolation or confirmation, silently using none is the worst choice
+     */
+    static <T> @Nullable T single(ObjectProvider<T> provider, Class<T> type, ListableBeanFactory beans, String risk) {
+        T found = provider.getIfUnique();
+        if (found == null) {
+            String[] names = beans.getBeanNamesForType(type, true, false);
+            if (names.length > 1) {
+                throw new IllegalStateException("found " + names.length + " " + type.getSimpleName() + " beans ("
+                        + String.join(", ", names) + ") and none is @Primary: " + risk + ". Mark the one to use"
+                        + " @Primary, or declare an IdempotentExecutor bean of your own");
+            }
+        }
+        return found;
     }
 
     /**

@@ -9,9 +9,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
-import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.core.Ordered;
 
@@ -67,12 +65,19 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
     }
 
     /**
-     * Defines an advisor for every {@link IdempotentAspect} bean that has none yet. Called by a
+     * Defines an advisor for every {@link IdempotentAspect} bean that has none yet, and the
+     * {@link IdempotencyStartupCheck} once. Called by a
      * {@code BeanDefinitionRegistryPostProcessor}, so after every configuration class: at equal orders the transaction
      * advisor, defined earlier, then runs outside the idempotency advice.
      */
     static void registerFor(BeanDefinitionRegistry registry, ListableBeanFactory factory) {
-        for (String aspect : factory.getBeanNamesForType(IdempotentAspect.class, true, false)) {
+        String[] aspects = factory.getBeanNamesForType(IdempotentAspect.class, true, false);
+        if (aspects.length > 0 && !registry.containsBeanDefinition(IdempotencyStartupCheck.BEAN_NAME)) {
+            RootBeanDefinition check = new RootBeanDefinition(IdempotencyStartupCheck.class);
+            check.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
+            registry.registerBeanDefinition(IdempotencyStartupCheck.BEAN_NAME, check);
+        }
+        for (String aspect : aspects) {
             String advisor = aspect + "Advisor";
             if (!registry.containsBeanDefinition(advisor)) {
                 RootBeanDefinition definition = new RootBeanDefinition(IdempotentAdvisor.class);
@@ -80,21 +85,6 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
                 definition.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
                 registry.registerBeanDefinition(advisor, definition);
             }
-        }
-    }
-
-    /** Registers the advisors of the aspect beans an application declares itself (see {@link #registerFor}). */
-    static final class Registrar implements BeanDefinitionRegistryPostProcessor {
-
-        @Override
-        public void postProcessBeanDefinitionRegistry(BeanDefinitionRegistry registry) {
-            if (registry instanceof ListableBeanFactory factory) {
-                registerFor(registry, factory);
-            }
-        }
-
-        @Override
-        public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
         }
     }
 

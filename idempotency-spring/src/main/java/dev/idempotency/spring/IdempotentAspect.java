@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.stream.Collectors;
@@ -31,6 +32,10 @@ import org.springframework.core.Ordered;
 import org.springframework.core.annotation.MergedAnnotation;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.annotation.MergedAnnotations.SearchStrategy;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.annotation.AnnotationTransactionAttributeSource;
+import org.springframework.transaction.interceptor.TransactionAttribute;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -52,10 +57,17 @@ import org.springframework.util.ReflectionUtils;
  * <p>It is a {@link MethodInterceptor}, applied by an advisor on {@link #POINTCUT}: {@code @EnableIdempotency} (and
  * the Boot auto-configuration) define one for every bean of this type.
  *
- * <p>Per method, everything is worked out once at its first call and cached: the {@link IdempotentOperation}, the
- * parsed key expression, the compensation method. A misconfigured annotation (a bad {@code ttl}, a missing
- * {@code compensate} method, a key expression that does not parse) fails that first call with a message naming the
- * method, and the method does not run.
+ * <p>Per method, everything is worked out once and cached: the {@link IdempotentOperation}, the parsed key
+ * expression, the compensation method, whether its {@code @Transactional} needs a transaction. The startup check of
+ * {@code @EnableIdempotency} does it for every bean's methods when the context starts, so that the first call pays
+ * nothing; otherwise the first call does. A misconfigured annotation (a bad {@code ttl}, a missing {@code compensate}
+ * method, a key expression that does not parse) fails that first call with a message naming the method (and is
+ * logged as a warning at startup), and the method does not run.
+ *
+ * <p>A method whose {@code @Transactional} (Spring's or {@code jakarta.transaction}'s) asks for a transaction
+ * ({@code REQUIRED}, {@code REQUIRES_NEW}, {@code MANDATORY}, {@code NESTED}) and reaches this advice with none
+ * active fails with an {@link IllegalStateException} naming the method and the missing transaction advice, before
+ * the key is claimed and before the method runs.
  */
 public class IdempotentAspect implements MethodInterceptor, Ordered {
 
@@ -73,9 +85,16 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
     };
 
     /** The {@code @Idempotent} of a method, on it or on the method it overrides or implements. */
-    private static MergedAnnotation<Idempotent> idempotent(Method method) {
+    static MergedAnnotation<Idempotent> idempotent(Method method) {
         return MergedAnnotations.from(method, SearchStrategy.TYPE_HIERARCHY).get(Idempotent.class);
     }
+
+    /** Where {@code @Transactional} (Spring's, or {@code jakarta.transaction}'s) is read, on any method. */
+    private static final AnnotationTransactionAttributeSource TRANSACTIONS =
+            new AnnotationTransactionAttributeSource(false);
+    private static final Set<Integer> NEEDS_TRANSACTION = Set.of(TransactionDefinition.PROPAGATION_REQUIRED,
+            TransactionDefinition.PROPAGATION_REQUIRES_NEW, TransactionDefinition.PROPAGATION_MANDATORY,
+            TransactionDefinition.PROPAGATION_NESTED);
 
     private static final String DEFAULT_TTL = defaultOf("ttl");
     private static final String DEFAULT_LOCK_TIMEOUT = defaultOf("lockTimeout");
@@ -107,6 +126,11 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
         Descriptor d = descriptor(invoked, ClassUtils.getUserClass(targetClass));
         if (d.operation.tier() == Tier.READ_ONLY) {
             return invocation.proceed();
+        }
+        if (d.transactionMissing != null && !TransactionSynchronizationManager.isActualTransactionActive()) {
+            // @Transactional says the claim and the method's writes commit together; without a transaction they
+            // would not (the claim would commit on its own and a failed call leave its writes behind)
+            throw new IllegalStateException(d.transactionMissing);
         }
         Object[] args = invocation.getArguments();
         String key = d.key.resolve(args);
@@ -141,10 +165,7 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
         String signature = signature(method);
         String description = ann.tier() == Tier.READ_ONLY ? signature
                 : signature + " key \"" + ann.key() + "\"";
-        // the default name comes from the method that carries the annotation, as the processor names it
-        String name = ann.operation().isBlank()
-                ? annotated.getDeclaringClass().getSimpleName() + "." + annotated.getName()
-                : ann.operation().trim();
+        String name = operationName(annotated, ann);
         IdempotentOperation<Object> operation = IdempotentOperation
                 .builder(name, ann.tier(), ResultType.ofType(method.getGenericReturnType()))
                 .ttl(defaultTtl != null && ann.ttl().equals(DEFAULT_TTL) ? defaultTtl
@@ -158,7 +179,7 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
                 .description(description)
                 .build();
         if (ann.tier() == Tier.READ_ONLY) {
-            return new Descriptor(operation, null, null);
+            return new Descriptor(operation, null, null, null);
         }
         // the key names the parameters of the method that carries it (an implementation may rename them), as the
         // processor checked it
@@ -172,7 +193,43 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
             compensation = Compensator.find(targetClass, method, ann.compensate().trim(), signature);
         }
         executor.prepare(operation);
-        return new Descriptor(operation, key, compensation);
+        return new Descriptor(operation, key, compensation, transactionMissing(method, targetClass));
+    }
+
+    /**
+     * The name of the operation {@code annotated} (the method that carries the annotation) declares: its
+     * {@code operation}, or {@code SimpleClassName.method} of that method, as the processor names it.
+     */
+    static String operationName(Method annotated, Idempotent ann) {
+        return ann.operation().isBlank()
+                ? annotated.getDeclaringClass().getSimpleName() + "." + annotated.getName()
+                : ann.operation().trim();
+    }
+
+    /**
+     * Works out, ahead of the first call, everything the advice needs for {@code invoked} on a bean of
+     * {@code targetClass} (the startup check calls it for every {@code @Idempotent} method it finds).
+     *
+     * @throws RuntimeException what the first call would throw: a bad ttl, key expression or compensation
+     */
+    void prepare(Method invoked, Class<?> targetClass) {
+        descriptor(invoked, ClassUtils.getUserClass(targetClass));
+    }
+
+    /**
+     * What a call of {@code method} says when it needs a transaction (its {@code @Transactional}, Spring's or
+     * {@code jakarta.transaction}'s, asks for one) and finds none; null when it needs none.
+     */
+    static @Nullable String transactionMissing(Method method, Class<?> targetClass) {
+        TransactionAttribute attribute = TRANSACTIONS.getTransactionAttribute(method, targetClass);
+        if (attribute == null || !NEEDS_TRANSACTION.contains(attribute.getPropagationBehavior())) {
+            return null;
+        }
+        return signature(method) + " is @Transactional but no transaction is active when @Idempotent runs, so the"
+                + " claim of its key would commit on its own, apart from the method's writes; the method did not"
+                + " run. No transaction advice reached this call: declare a transaction manager bean (a"
+                + " PlatformTransactionManager) and @EnableTransactionManagement (Spring Boot does both for a"
+                + " DataSource), and keep the transaction advisor's order lower than the idempotency aspect's";
     }
 
     private static int[] ignored(Method method, Method invoked, Method annotated) {
@@ -251,7 +308,7 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
 
     /** What one method needs at every call, worked out once. */
     private record Descriptor(IdempotentOperation<Object> operation, KeyResolver.@Nullable Key key,
-            @Nullable Compensator compensation) {
+            @Nullable Compensator compensation, @Nullable String transactionMissing) {
     }
 
     /** The {@code compensate} method of one idempotent method, and how to call it. */

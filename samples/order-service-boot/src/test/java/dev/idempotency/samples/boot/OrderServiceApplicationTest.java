@@ -9,7 +9,7 @@ import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.Tier;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.spring.IdempotencyProperties;
+import dev.idempotency.spring.boot.IdempotencyProperties;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;

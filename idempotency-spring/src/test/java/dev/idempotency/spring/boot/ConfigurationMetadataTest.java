@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

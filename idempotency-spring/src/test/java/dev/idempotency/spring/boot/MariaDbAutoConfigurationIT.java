@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import javax.sql.DataSource;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;

@@ -1,9 +1,11 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.ConfirmationGate;
 import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyKeyReusedException;
+import dev.idempotency.IdempotencyScope;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.Tier;
@@ -14,6 +16,10 @@ import dev.idempotency.internal.Keys;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.metrics.MicrometerIdempotencyListener;
 import dev.idempotency.metrics.MicrometerIdempotencyObserver;
+import dev.idempotency.spring.EnableIdempotency;
+import dev.idempotency.spring.IdempotentAspect;
+import dev.idempotency.spring.IdempotentAspectCustomizer;
+import dev.idempotency.spring.LogLines;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
@@ -34,6 +40,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
@@ -428,12 +435,14 @@ class IdempotencyAutoConfigurationTest {
     }
 
     @Test
-    void theSchemaIsLeftAloneWhenToldNever() {
+    void theSchemaIsLeftAloneWhenToldNeverAndTheMissingTableFailsStartupSayingHowToCreateIt() {
         runner.withPropertyValues("idempotency.jdbc.initialize-schema=never").run(context -> {
-            assertThat(context).hasNotFailed().hasSingleBean(IdempotencySchemaInitializer.class);
-            assertThat(new JdbcTemplate(context.getBean(DataSource.class)).queryForObject(
-                    "SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = 'IDEMPOTENCY_RECORD'",
-                    Integer.class)).isZero();
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure())
+                    .hasMessageContaining("the table idempotency_record does not exist")
+                    .hasMessageContaining("create it with the script dev/idempotency/jdbc/schema-h2.sql")
+                    .hasMessageContaining("or set idempotency.jdbc.initialize-schema=always to have Spring Boot"
+                            + " create it at startup");
         });
     }
 
@@ -477,5 +486,83 @@ class IdempotencyAutoConfigurationTest {
             assertThat(context).hasNotFailed().hasSingleBean(IdempotencyAdmin.class);
             assertThat(context.getBean(IdempotencyAdmin.class)).isSameAs(own);
         });
+    }
+    @Configuration(proxyBeanMethods = false)
+    static class TwoScopes {
+        @Bean
+        IdempotencyScope tenantScope() {
+            return () -> "tenant";
+        }
+
+        @Bean
+        IdempotencyScope principalScope() {
+            return () -> "principal";
+        }
+    }
+
+    @Test
+    void twoScopeBeansAndNoPrimaryFailStartupNamingBoth() {
+        runner.withUserConfiguration(TwoScopes.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("found 2 IdempotencyScope beans"
+                    + " (tenantScope, principalScope) and none is @Primary");
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class TwoGates {
+        @Bean
+        ConfirmationGate fourEyes() {
+            return call -> { };
+        }
+
+        @Bean
+        ConfirmationGate managerApproval() {
+            return call -> { };
+        }
+    }
+
+    @Test
+    void twoConfirmationGatesAndNoPrimaryFailStartupNamingBoth() {
+        runner.withUserConfiguration(TwoGates.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasStackTraceContaining("found 2 ConfirmationGate beans"
+                    + " (fourEyes, managerApproval) and none is @Primary");
+        });
+    }
+
+    @Test
+    void startupSaysOnceThatThereIsNoScopeAndOnceWhatWasWired() {
+        try (LogLines log = LogLines.open()) {
+            runner.run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(log.containing("no IdempotencyScope bean, so a key means the same for every caller"))
+                        .hasSize(1).allSatisfy(line -> assertThat(line).startsWith("INFO "));
+                assertThat(log.containing("Idempotency: store ")).singleElement().satisfies(line -> assertThat(line)
+                        .startsWith("INFO Idempotency: store JdbcIdempotencyStore[idempotency_record, h2] behind the"
+                                + " pre-filter (maximum-size 10000, maximum-age ")
+                        .endsWith("; scope none; confirmation gate none; listeners none; operations 2; advice proxy"
+                                + " (order " + Ordered.LOWEST_PRECEDENCE + ")"));
+            });
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OneScope {
+        @Bean
+        IdempotencyScope tenantScope() {
+            return () -> "tenant";
+        }
+    }
+
+    @Test
+    void withAScopeBeanNothingIsSaidAboutScopes() {
+        try (LogLines log = LogLines.open()) {
+            runner.withUserConfiguration(OneScope.class).run(context -> {
+                assertThat(context).hasNotFailed();
+                assertThat(log.containing("no IdempotencyScope bean")).isEmpty();
+                assertThat(log.containing("; scope tenantScope;")).hasSize(1);
+            });
+        }
     }
 }

@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;

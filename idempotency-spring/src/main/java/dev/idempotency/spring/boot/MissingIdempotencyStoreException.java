@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 /**
  * The auto-configured executor found no single {@code IdempotencyStore} bean to work on. Spring Boot explains it

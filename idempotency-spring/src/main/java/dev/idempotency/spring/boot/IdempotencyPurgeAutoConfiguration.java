@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import dev.idempotency.jdbc.JdbcPurgeJob;
 import dev.idempotency.store.IdempotencyStore;

@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.IdempotencyAdmin;
@@ -12,12 +12,20 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.metrics.MicrometerIdempotencyListener;
 import dev.idempotency.metrics.MicrometerIdempotencyObserver;
+import dev.idempotency.spring.EnableIdempotency;
+import dev.idempotency.spring.IdempotentAdvisorRegistrar;
+import dev.idempotency.spring.IdempotentAspect;
+import dev.idempotency.spring.IdempotentAspectCustomizer;
+import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.store.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import java.time.Clock;
 import javax.sql.DataSource;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -29,7 +37,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.Import;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProcessor;
 import org.springframework.context.annotation.Role;
@@ -74,6 +81,7 @@ import tools.jackson.databind.json.JsonMapper;
 public final class IdempotencyAutoConfiguration {
 
     private static final String CAFFEINE = "com.github.benmanes.caffeine.cache.Caffeine";
+    private static final Log LOG = LogFactory.getLog(IdempotencyAutoConfiguration.class);
 
     @Bean
     @ConditionalOnMissingBean
@@ -89,8 +97,14 @@ public final class IdempotencyAutoConfiguration {
     @ConditionalOnSingleCandidate(IdempotencyStore.class)
     IdempotencyStoreFront idempotencyStoreFront(IdempotencyStore store, ObjectProvider<Clock> clock,
             IdempotencyProperties properties, ResourceLoader resourceLoader) {
-        return new IdempotencyStoreFront(prefilter(store, properties, clock.getIfUnique(Clock::systemUTC),
-                resourceLoader.getClassLoader()));
+        IdempotencyStore front = prefilter(store, properties, clock.getIfUnique(Clock::systemUTC),
+                resourceLoader.getClassLoader());
+        IdempotencyProperties.Prefilter settings = properties.getPrefilter();
+        String description = front == store
+                ? (store instanceof CaffeinePrefilter ? " (the application's own pre-filter)" : ", no pre-filter")
+                : " behind the pre-filter (maximum-size " + settings.getMaximumSize() + ", maximum-age "
+                        + settings.getMaximumAge() + ")";
+        return new IdempotencyStoreFront(front, store, description);
     }
 
     @Bean
@@ -99,7 +113,7 @@ public final class IdempotencyAutoConfiguration {
             ObjectProvider<IdempotencyStore> stores, ResultCodec codec, ObjectProvider<JsonMapper> jsonMapper,
             ObjectProvider<IdempotencyScope> scope, ObjectProvider<ConfirmationGate> gate,
             ObjectProvider<IdempotencyListener> listeners, ObjectProvider<IdempotencyObserver> observer,
-            ObjectProvider<Clock> clock) {
+            ObjectProvider<Clock> clock, ListableBeanFactory beans) {
         IdempotencyStoreFront theFront = front.getIfAvailable();
         if (theFront == null) {
             throw new MissingIdempotencyStoreException(stores.stream().findAny().isPresent());
@@ -109,11 +123,44 @@ public final class IdempotencyAutoConfiguration {
                 .clock(clock.getIfUnique(Clock::systemUTC))
                 .transactions(SpringTransactionBridge.INSTANCE);
         jsonMapper.ifUnique(builder::jsonMapper);
-        scope.ifUnique(builder::scope);
-        gate.ifUnique(builder::confirmationGate);
+        IdempotencyScope theScope = single(scope, IdempotencyScope.class, beans, "one tenant's key could replay"
+                + " another tenant's result");
+        if (theScope != null) {
+            builder.scope(theScope);
+        } else {
+            LOG.info("Idempotency: no IdempotencyScope bean, so a key means the same for every caller. Where clients"
+                    + " choose keys (an Idempotency-Key header, an AI agent's tool call), declare one that returns the"
+                    + " tenant or principal, so that one caller's key can never replay another's result"
+                    + " (docs/spring-boot.md)");
+        }
+        ConfirmationGate theGate = single(gate, ConfirmationGate.class, beans, "an IRREVERSIBLE call would run"
+                + " unconfirmed");
+        if (theGate != null) {
+            builder.confirmationGate(theGate);
+        }
         observer.ifUnique(builder::observer);
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
+    }
+
+    /**
+     * The one bean of {@code type}, or its {@code @Primary} one; null when there is none. Several and none primary
+     * fail the application, naming them: where the bean guards isolation or confirmation, silently using none of
+     * them is the worst choice.
+     */
+    private static <T> @Nullable T single(ObjectProvider<T> provider, Class<T> type, ListableBeanFactory beans,
+            String risk) {
+        T found = provider.getIfUnique();
+        if (found == null) {
+            String[] names = beans.getBeanNamesForType(type, true, false);
+            if (names.length > 1) {
+                throw new IllegalStateException("found " + names.length + " " + type.getSimpleName() + " beans ("
+                        + String.join(", ", names) + ") and none is @Primary: the executor would run with none of"
+                        + " them, and " + risk + ". Mark the one to use @Primary, or declare an IdempotentExecutor"
+                        + " bean of your own");
+            }
+        }
+        return found;
     }
 
     /** For operators: inspects, evicts and resolves keys through the executor's store and pre-filter. */
@@ -131,8 +178,20 @@ public final class IdempotencyAutoConfiguration {
         return builder.build();
     }
 
-    /** The store in front of which the executor and the admin work. */
-    record IdempotencyStoreFront(IdempotencyStore store) {
+    /**
+     * The store in front of which the executor and the admin work. Its {@code toString} is what the startup line
+     * says of the store ({@code IdempotencyStartupCheck} reads this bean by its name, idempotencyStoreFront).
+     */
+    record IdempotencyStoreFront(IdempotencyStore store, IdempotencyStore behind, String prefilter) {
+
+        IdempotencyStoreFront(IdempotencyStore store) {
+            this(store, store, "");
+        }
+
+        @Override
+        public String toString() {
+            return behind + prefilter; // at the time of asking: a JDBC store names its dialect once it knows it
+        }
     }
 
     /** The store the executor uses: behind the pre-filter unless it is off (see idempotency.prefilter.enabled). */
@@ -189,13 +248,13 @@ public final class IdempotencyAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static BeanDefinitionRegistryPostProcessor idempotencyAspectAdvisorRegistrar() {
-        return new IdempotentAdvisor.Registrar();
+        return new IdempotentAdvisorRegistrar();
     }
 
     /** The aspect, as {@code @EnableIdempotency} registers it, unless the application registered it already. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnMissingBean(IdempotentAspect.class)
-    @Import(IdempotencyConfiguration.class)
+    @EnableIdempotency
     static class AspectConfiguration {
     }
 

@@ -1,4 +1,4 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;

@@ -1,7 +1,7 @@
-package dev.idempotency.spring;
+package dev.idempotency.spring.boot;
 
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.spring.IdempotencyProperties.SchemaInitialization;
+import dev.idempotency.spring.boot.IdempotencyProperties.SchemaInitialization;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
