@@ -113,7 +113,7 @@ public final class IdempotencyAutoConfiguration {
             ObjectProvider<IdempotencyStore> stores, ResultCodec codec, ObjectProvider<JsonMapper> jsonMapper,
             ObjectProvider<IdempotencyScope> scope, ObjectProvider<ConfirmationGate> gate,
             ObjectProvider<IdempotencyListener> listeners, ObjectProvider<IdempotencyObserver> observer,
-            ObjectProvider<Clock> clock, ListableBeanFactory beans) {
+            ObjectProvider<Clock> clock, ListableBeanFactory beans, IdempotencyProperties properties) {
         IdempotencyStoreFront theFront = front.getIfAvailable();
         if (theFront == null) {
             throw new MissingIdempotencyStoreException(stores.stream().findAny().isPresent());
@@ -121,7 +121,8 @@ public final class IdempotencyAutoConfiguration {
         IdempotentExecutor.Builder builder = IdempotentExecutor.builder(theFront.store())
                 .codec(codec)
                 .clock(clock.getIfUnique(Clock::systemUTC))
-                .transactions(SpringTransactionBridge.INSTANCE);
+                .transactions(SpringTransactionBridge.INSTANCE)
+                .maxWaitersPerKey(properties.getMaxWaitersPerKey());
         jsonMapper.ifUnique(builder::jsonMapper);
         IdempotencyScope theScope = single(scope, IdempotencyScope.class, beans, "one tenant's key could replay"
                 + " another tenant's result");

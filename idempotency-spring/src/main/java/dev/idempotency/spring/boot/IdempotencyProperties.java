@@ -29,6 +29,13 @@ public class IdempotencyProperties {
      */
     private Duration defaultLockTimeout = Duration.ofSeconds(10);
 
+    /**
+     * How many callers of one key may wait at once on this node (one talks to the store, the others wait in
+     * memory); the next is refused at once with IdempotencyInProgressException. Keep it below the connection pool's
+     * size: inside @Transactional every waiting caller holds a pooled connection.
+     */
+    private int maxWaitersPerKey = dev.idempotency.IdempotentExecutor.DEFAULT_MAX_WAITERS_PER_KEY;
+
     private final Jdbc jdbc = new Jdbc();
 
     private final Prefilter prefilter = new Prefilter();
@@ -57,6 +64,18 @@ public class IdempotencyProperties {
 
     public void setDefaultLockTimeout(Duration defaultLockTimeout) {
         this.defaultLockTimeout = positive(defaultLockTimeout, "idempotency.default-lock-timeout");
+    }
+
+    public int getMaxWaitersPerKey() {
+        return maxWaitersPerKey;
+    }
+
+    public void setMaxWaitersPerKey(int maxWaitersPerKey) {
+        if (maxWaitersPerKey < 1) {
+            throw new IllegalArgumentException("idempotency.max-waiters-per-key must be at least 1, was "
+                    + maxWaitersPerKey);
+        }
+        this.maxWaitersPerKey = maxWaitersPerKey;
     }
 
     public Jdbc getJdbc() {

@@ -34,7 +34,7 @@ class ConfigurationMetadataTest {
     @Test
     void everyPropertyHasMetadataWithADescription() throws IOException {
         assertThat(properties()).contains("idempotency.enabled", "idempotency.default-ttl",
-                "idempotency.default-lock-timeout", "idempotency.jdbc.table-name", "idempotency.jdbc.initialize-schema",
+                "idempotency.default-lock-timeout", "idempotency.max-waiters-per-key", "idempotency.jdbc.table-name", "idempotency.jdbc.initialize-schema",
                 "idempotency.prefilter.enabled", "idempotency.prefilter.maximum-size",
                 "idempotency.prefilter.maximum-age", "idempotency.purge.enabled", "idempotency.purge.interval",
                 "idempotency.purge.batch-size");

@@ -281,7 +281,8 @@ class IdempotencyAutoConfigurationTest {
     void aBadPropertyFailsStartupNamingIt() {
         for (String bad : new String[] {"idempotency.default-ttl=0s", "idempotency.default-lock-timeout=-1s",
                 "idempotency.prefilter.maximum-size=0", "idempotency.prefilter.maximum-age=0s",
-                "idempotency.purge.interval=0s", "idempotency.purge.batch-size=0"}) {
+                "idempotency.purge.interval=0s", "idempotency.purge.batch-size=0",
+                "idempotency.max-waiters-per-key=0"}) {
             runner.withPropertyValues(bad).run(context -> {
                 assertThat(context).as(bad).hasFailed();
                 assertThat(context.getStartupFailure()).as(bad).rootCause()
