@@ -1,8 +1,7 @@
 package dev.idempotency.spring.edges;
 
-import com.zaxxer.hikari.HikariConfig;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.jdbc.JdbcDialect;
+import dev.idempotency.spring.TestDatabases;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
@@ -17,13 +16,7 @@ class MariaDbTransactionEdgesIT extends AbstractTransactionEdgesTest {
 
     @Override
     protected DataSource openDataSource() {
-        HikariConfig config = new HikariConfig();
-        config.setJdbcUrl(System.getenv(URL));
-        config.setMaximumPoolSize(12); // eight concurrent callers, each with a connection at a time, and the test
-        config.setMinimumIdle(0);
-        config.setInitializationFailTimeout(10_000);
-        config.setPoolName("idempotency-edges-mariadb-it");
-        return new HikariDataSource(config);
+        return TestDatabases.pool(TestDatabases.MARIADB_URL, "idempotency-edges-mariadb-it");
     }
 
     @Override
@@ -33,6 +26,6 @@ class MariaDbTransactionEdgesIT extends AbstractTransactionEdgesTest {
 
     @Override
     protected void closeDataSource(DataSource dataSource) {
-        ((HikariDataSource) dataSource).close();
+        TestDatabases.close(dataSource);
     }
 }
