@@ -1,0 +1,129 @@
+package dev.idempotency.mcp;
+
+import dev.idempotency.IdempotentOperation;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One MCP tool: an {@link IdempotentOperation} (its name, tier, time-to-live) with the handler that does its work,
+ * and the record its JSON arguments decode into. The input schema is generated from that record's components, so it
+ * describes exactly what decodes.
+ *
+ * <pre>{@code
+ * record RefundArgs(String orderId, long cents) { }
+ * IdempotentTool<RefundArgs, Receipt> refund = IdempotentTool
+ *     .builder(refundOperation, RefundArgs.class, args -> gateway.refund(args.orderId(), args.cents()))
+ *     .name("refund").description("Refund an order, once").build();
+ * }</pre>
+ *
+ * @param <A> the arguments record
+ * @param <R> the result
+ */
+public final class IdempotentTool<A, R> {
+
+    private static final Pattern TOOL_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,128}");
+
+    /** The work of one call, given its decoded arguments. */
+    @FunctionalInterface
+    public interface Handler<A, R> {
+        R handle(A arguments) throws Exception;
+    }
+
+    private final IdempotentOperation<R> operation;
+    private final Class<A> argumentType;
+    private final Handler<A, R> handler;
+    private final String name;
+    private final @Nullable String title;
+    private final String description;
+
+    private IdempotentTool(Builder<A, R> b) {
+        this.operation = b.operation;
+        this.argumentType = b.argumentType;
+        this.handler = b.handler;
+        this.name = b.name != null ? b.name : operation.name().replaceAll("[^A-Za-z0-9_.-]", "_");
+        this.title = b.title;
+        this.description = b.description != null ? b.description : operation.name();
+        if (!TOOL_NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException("tool name '" + name + "' of " + operation.description()
+                    + " must be 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'");
+        }
+        InputSchemas.requireRecord(argumentType, name);
+    }
+
+    /**
+     * @param operation    the operation this tool runs (its tier decides the annotations, the key and the gate)
+     * @param argumentType a record whose components are the tool's arguments
+     * @param handler      the work
+     */
+    public static <A, R> Builder<A, R> builder(IdempotentOperation<R> operation, Class<A> argumentType,
+            Handler<A, R> handler) {
+        return new Builder<>(operation, argumentType, handler);
+    }
+
+    public IdempotentOperation<R> operation() {
+        return operation;
+    }
+
+    public Class<A> argumentType() {
+        return argumentType;
+    }
+
+    Handler<A, R> handler() {
+        return handler;
+    }
+
+    /** The tool's name in {@code tools/list}. */
+    public String name() {
+        return name;
+    }
+
+    public @Nullable String title() {
+        return title;
+    }
+
+    public String description() {
+        return description;
+    }
+
+    /** Builds an {@link IdempotentTool}. */
+    public static final class Builder<A, R> {
+        private final IdempotentOperation<R> operation;
+        private final Class<A> argumentType;
+        private final Handler<A, R> handler;
+        private @Nullable String name;
+        private @Nullable String title;
+        private @Nullable String description;
+
+        private Builder(IdempotentOperation<R> operation, Class<A> argumentType, Handler<A, R> handler) {
+            this.operation = Objects.requireNonNull(operation, "operation");
+            this.argumentType = Objects.requireNonNull(argumentType, "argumentType");
+            this.handler = Objects.requireNonNull(handler, "handler");
+        }
+
+        /** The tool name; the operation name (characters MCP refuses replaced by {@code _}) unless set. */
+        public Builder<A, R> name(String name) {
+            this.name = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        public Builder<A, R> title(String title) {
+            this.title = Objects.requireNonNull(title, "title");
+            return this;
+        }
+
+        /** What the tool does, for the model; the operation name unless set. */
+        public Builder<A, R> description(String description) {
+            this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException if the name is not a valid MCP tool name or the argument type is not a
+         *                                  record of supported component types
+         */
+        public IdempotentTool<A, R> build() {
+            return new IdempotentTool<>(this);
+        }
+    }
+}

@@ -1,0 +1,252 @@
+package dev.idempotency.mcp;
+
+import dev.idempotency.ConfirmationGate;
+import dev.idempotency.ConfirmationRequiredException;
+import dev.idempotency.Tier;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyStore;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.Objects;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The confirmation gate of irreversible MCP tools: the first execution of an {@link Tier#IRREVERSIBLE} call waits
+ * until the user agreed. Give the same instance to the executor ({@code confirmationGate}) and to
+ * {@link McpIdempotentTools.Builder#confirmations}.
+ *
+ * <ul>
+ * <li>When the client declared elicitation, the user is asked through the SDK's elicitation request; an accepted
+ * {@code confirm = true} runs the call, anything else ends it with {@code confirmation_declined}.</li>
+ * <li>Otherwise the first call ends with {@code confirmation_required} and a <b>confirmation token</b>: bound to the
+ * principal, the operation, the key, the digest of the arguments and an expiry, protected by an HMAC-SHA256 under the
+ * server's secret, and consumed at most once through the store (a claim of its own, under the operation
+ * {@value #CONSUMED_OPERATION}). The same call sent again with the token runs; a forged, expired, replayed token, or
+ * one made for another principal, key or arguments, gets {@code confirmation_required} again with a fresh token.</li>
+ * </ul>
+ * Replays of a recorded outcome never ask (the executor does not consult the gate for them). Calls that do not come
+ * through MCP pass through to the {@code otherwise} gate (by default: they run).
+ */
+public final class McpConfirmations implements ConfirmationGate {
+
+    /** The operation under which consumed tokens are claimed in the store. */
+    public static final String CONSUMED_OPERATION = "dev.idempotency/mcp-confirmation";
+    private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+    private static final Base64.Decoder B64D = Base64.getUrlDecoder();
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final byte[] secret;
+    private final IdempotencyStore store;
+    private final Duration ttl;
+    private final Clock clock;
+    private final boolean elicitation;
+    private final ConfirmationGate otherwise;
+
+    private McpConfirmations(Builder b) {
+        this.secret = b.secret.clone();
+        this.store = b.store;
+        this.ttl = b.ttl;
+        this.clock = b.clock;
+        this.elicitation = b.elicitation;
+        this.otherwise = b.otherwise;
+    }
+
+    /**
+     * @param secret the HMAC key, at least 32 bytes; the same on every node of the server (a token minted on one is
+     *               checked on another)
+     * @param store  where tokens are consumed: the executor's store
+     */
+    public static Builder builder(byte[] secret, IdempotencyStore store) {
+        return new Builder(secret, store);
+    }
+
+    /** How long a token is valid. */
+    public Duration ttl() {
+        return ttl;
+    }
+
+    boolean usesElicitation() {
+        return elicitation;
+    }
+
+    @Override
+    public void check(Call call) {
+        McpCall mcp = McpCall.current();
+        if (mcp == null) {
+            otherwise.check(call);
+            return;
+        }
+        String token = mcp.confirmationToken();
+        if (token != null && verify(token, mcp, call) && consume(token)) {
+            return;
+        }
+        McpSyncServerExchange exchange = mcp.exchange();
+        if (token == null && elicitation && exchange != null && exchange.getClientCapabilities() != null
+                && exchange.getClientCapabilities().elicitation() != null) {
+            if (ask(exchange, call, mcp)) {
+                return;
+            }
+            McpCall.markDeclined();
+            throw new ConfirmationRequiredException(call.operation(), call.key(),
+                    "the user declined " + mcp.tool() + " with idempotency key '" + call.key() + "'");
+        }
+        throw new ConfirmationRequiredException(call.operation(), call.key(), mcp.tool() + " with idempotency key '"
+                + call.key() + "' is irreversible and runs only once the user confirmed it"
+                + (token != null ? " (the confirmation token sent is not valid for this call, or was used)" : ""));
+    }
+
+    private static boolean ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
+        Map<String, Object> schema = Map.of("type", "object",
+                "properties", Map.of("confirm", Map.of("type", "boolean", "title", "Run it",
+                        "description", "Run " + mcp.tool() + " now; it cannot be undone")),
+                "required", java.util.List.of("confirm"));
+        McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitRequest
+                .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.", schema).build());
+        return answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
+                && Boolean.TRUE.equals(answer.content().get("confirm"));
+    }
+
+    /** A token for this call: principal, operation, key and argument digest, valid for {@link #ttl()}. */
+    Minted mint(String principal, String operation, String key, String argumentDigest) {
+        byte[] nonce = new byte[16];
+        RANDOM.nextBytes(nonce);
+        Instant expiresAt = clock.instant().plus(ttl).truncatedTo(ChronoUnit.SECONDS);
+        String payload = String.join("|", "v1", B64.encodeToString(nonce), Long.toString(expiresAt.getEpochSecond()),
+                binding(principal, operation, key, argumentDigest));
+        String body = B64.encodeToString(payload.getBytes(StandardCharsets.UTF_8));
+        return new Minted(body + "." + B64.encodeToString(mac(body)), expiresAt);
+    }
+
+    record Minted(String token, Instant expiresAt) {
+    }
+
+    private boolean verify(String token, McpCall mcp, Call call) {
+        int dot = token.indexOf('.');
+        if (dot <= 0 || dot != token.lastIndexOf('.')) {
+            return false;
+        }
+        String body = token.substring(0, dot);
+        byte[] sent;
+        String payload;
+        try {
+            sent = B64D.decode(token.substring(dot + 1));
+            payload = new String(B64D.decode(body), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+        if (!MessageDigest.isEqual(sent, mac(body))) {
+            return false;
+        }
+        String[] parts = payload.split("\\|", -1);
+        if (parts.length != 4 || !"v1".equals(parts[0])) {
+            return false;
+        }
+        long expires;
+        try {
+            expires = Long.parseLong(parts[2]);
+        } catch (NumberFormatException e) {
+            return false;
+        }
+        if (!clock.instant().isBefore(Instant.ofEpochSecond(expires))) {
+            return false;
+        }
+        return MessageDigest.isEqual(parts[3].getBytes(StandardCharsets.UTF_8),
+                binding(mcp.principal(), call.operation(), call.key(), mcp.argumentDigest())
+                        .getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Claims the token's nonce in the store: true for the first caller only, on every node. */
+    private boolean consume(String token) {
+        byte[] id = Canonical.sha256(token.getBytes(StandardCharsets.UTF_8));
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+        // the record outlives the token, so a replayed token finds it until it could no longer verify anyway
+        Instant until = now.plus(ttl).plus(ttl);
+        ClaimResult claimed = store.claim(new ClaimRequest(id, CONSUMED_OPERATION, HexFormat.of().formatHex(id, 0, 8),
+                id, Tier.IRREVERSIBLE, now, until, until, Duration.ofSeconds(5)));
+        if (!claimed.isAcquired()) {
+            return false;
+        }
+        store.complete(id, until, new byte[0], until);
+        return true;
+    }
+
+    private static String binding(String principal, String operation, String key, String argumentDigest) {
+        return Canonical.sha256Hex(principal.length() + ":" + principal + "|" + operation.length() + ":" + operation
+                + "|" + key.length() + ":" + key + "|" + argumentDigest);
+    }
+
+    private byte[] mac(String body) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
+            return mac.doFinal(body.getBytes(StandardCharsets.US_ASCII));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("every Java runtime has HmacSHA256", e);
+        }
+    }
+
+    /** Builds {@link McpConfirmations}. */
+    public static final class Builder {
+        private final byte[] secret;
+        private final IdempotencyStore store;
+        private Duration ttl = Duration.ofMinutes(10);
+        private Clock clock = Clock.systemUTC();
+        private boolean elicitation = true;
+        private ConfirmationGate otherwise = call -> { };
+
+        private Builder(byte[] secret, IdempotencyStore store) {
+            Objects.requireNonNull(secret, "secret");
+            if (secret.length < 32) {
+                throw new IllegalArgumentException("the confirmation secret must be at least 32 bytes (HMAC-SHA256),"
+                        + " but has " + secret.length);
+            }
+            this.secret = secret.clone();
+            this.store = Objects.requireNonNull(store, "store");
+        }
+
+        /** How long a token is valid; ten minutes unless set. */
+        public Builder ttl(Duration ttl) {
+            if (ttl.isNegative() || ttl.isZero()) {
+                throw new IllegalArgumentException("the confirmation ttl must be positive, but is " + ttl);
+            }
+            this.ttl = ttl;
+            return this;
+        }
+
+        /** The clock tokens expire on. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Whether to ask through elicitation when the client declared it (on by default); tokens otherwise. */
+        public Builder elicitation(boolean elicitation) {
+            this.elicitation = elicitation;
+            return this;
+        }
+
+        /** The gate for irreversible calls that do not come through MCP; by default they run. */
+        public Builder otherwise(ConfirmationGate otherwise) {
+            this.otherwise = Objects.requireNonNull(otherwise, "otherwise");
+            return this;
+        }
+
+        public McpConfirmations build() {
+            return new McpConfirmations(this);
+        }
+    }
+}

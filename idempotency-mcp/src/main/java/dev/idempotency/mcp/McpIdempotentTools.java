@@ -1,0 +1,280 @@
+package dev.idempotency.mcp;
+
+import dev.idempotency.ConfirmationRequiredException;
+import dev.idempotency.IdempotencyContext;
+import dev.idempotency.IdempotencyException;
+import dev.idempotency.IdempotencyScope;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.Tier;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * MCP tools from idempotent operations: each {@link IdempotentTool} becomes one of the SDK's
+ * {@link SyncToolSpecification}s, to register on any {@code McpServer.sync(...)} (stdio, servlet, streamable HTTP):
+ *
+ * <pre>{@code
+ * McpConfirmations confirmations = McpConfirmations.builder(secret, store).build();
+ * IdempotentExecutor executor = IdempotentExecutor.builder(store)
+ *     .scope(McpIdempotentTools.principalScope())      // keys per principal
+ *     .confirmationGate(confirmations)                  // irreversible tools ask first
+ *     .build();
+ * McpIdempotentTools tools = McpIdempotentTools.builder(executor)
+ *     .confirmations(confirmations).tool(lookupOrder).tool(refund).build();
+ * McpServer.sync(new StdioServerTransportProvider(jsonMapper)).tools(tools.specifications()).build();
+ * }</pre>
+ *
+ * <p><b>The tier is told to the client</b> as tool annotations ({@code READ_ONLY}: {@code readOnlyHint};
+ * {@code REVERSIBLE}: not destructive, idempotent; {@code IRREVERSIBLE}: destructive, idempotent because of the key)
+ * and in {@code _meta} under {@value McpMeta#PREFIX} (tier, key sources, time-to-live, retry policy).
+ *
+ * <p><b>The key comes from outside the model</b>, in this order: the {@code idempotencyKey} argument, filled by the
+ * client runtime (declared with {@code "x-mcp-header": "Idempotency-Key"}); else {@code turn:<turnId>[/<stepId>]:<tool>}
+ * from the request's {@code _meta} ({@link McpMeta#TURN_ID}, {@link McpMeta#STEP_ID}). The arguments are the
+ * fingerprint, so a turn re-sent with other arguments is refused as key reuse. Never the JSON-RPC id: a retried request
+ * gets a new one. A writing call with neither source runs nothing and gets {@code key_required}.
+ *
+ * <p><b>Keys belong to a principal</b>: the executor must be built with {@link #principalScope()} (or
+ * {@link #principalScope(IdempotencyScope)}), which scopes each call to the principal of its transport context.
+ *
+ * <p>Every call goes through {@link IdempotentExecutor#execute}; every library exception becomes a result with
+ * {@code isError = true} and structured content saying what to do (see {@code docs/mcp.md}).
+ */
+public final class McpIdempotentTools {
+
+    private final IdempotentExecutor executor;
+    private final JsonMapper mapper;
+    private final Function<McpTransportContext, String> principal;
+    private final @Nullable McpConfirmations confirmations;
+    private final List<SyncToolSpecification> specifications;
+
+    private McpIdempotentTools(Builder b) {
+        this.executor = b.executor;
+        // unknown arguments are refused rather than dropped: the schema says additionalProperties: false
+        this.mapper = b.mapper.rebuild().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                .disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES).build();
+        this.principal = b.principal;
+        this.confirmations = b.confirmations;
+        List<SyncToolSpecification> specs = new ArrayList<>();
+        for (IdempotentTool<?, ?> tool : b.tools) {
+            executor.prepare(tool.operation());
+            specs.add(specification(tool));
+        }
+        this.specifications = List.copyOf(specs);
+    }
+
+    /** Starts the tools of a server whose calls run through {@code executor}. */
+    public static Builder builder(IdempotentExecutor executor) {
+        return new Builder(executor);
+    }
+
+    /** The tool specifications, to register with {@code McpServer.sync(...).tools(...)}. */
+    public List<SyncToolSpecification> specifications() {
+        return specifications;
+    }
+
+    /** The tools as {@code tools/list} shows them. */
+    public List<McpSchema.Tool> tools() {
+        return specifications.stream().map(SyncToolSpecification::tool).toList();
+    }
+
+    /**
+     * The scope to build the executor with: inside an MCP tool call, the call's principal; outside, none. Without
+     * it, every principal shares one key space and one user could replay another's result.
+     */
+    public static IdempotencyScope principalScope() {
+        return principalScope(IdempotencyScope.NONE);
+    }
+
+    /** As {@link #principalScope()}, with {@code outside} for the calls that do not come through MCP. */
+    public static IdempotencyScope principalScope(IdempotencyScope outside) {
+        Objects.requireNonNull(outside, "outside");
+        return () -> {
+            McpCall call = McpCall.current();
+            // prefixed, so that an MCP principal can never equal a scope value of the application's own scope
+            return call != null ? "mcp:" + call.principal() : outside.current();
+        };
+    }
+
+    private <A, R> SyncToolSpecification specification(IdempotentTool<A, R> tool) {
+        IdempotentOperation<R> op = tool.operation();
+        boolean confirm = op.tier() == Tier.IRREVERSIBLE && confirmations != null;
+        McpSchema.Tool.Builder t = McpSchema.Tool.builder()
+                .name(tool.name())
+                .description(tool.description())
+                .inputSchema(InputSchemas.of(tool.argumentType(), op.tier(), confirm))
+                .annotations(annotations(op.tier(), tool.title()))
+                .meta(meta(op, confirm));
+        if (tool.title() != null) {
+            t.title(tool.title());
+        }
+        return SyncToolSpecification.builder().tool(t.build())
+                .callHandler((exchange, request) -> call(tool, exchange, request)).build();
+    }
+
+    static McpSchema.ToolAnnotations annotations(Tier tier, @Nullable String title) {
+        return switch (tier) {
+            case READ_ONLY -> new McpSchema.ToolAnnotations(title, true, null, null, null, null);
+            case REVERSIBLE -> new McpSchema.ToolAnnotations(title, false, false, true, null, null);
+            // idempotent only because the key makes it so: a call without a key is refused
+            case IRREVERSIBLE -> new McpSchema.ToolAnnotations(title, false, true, true, null, null);
+        };
+    }
+
+    private Map<String, Object> meta(IdempotentOperation<?> op, boolean confirm) {
+        Map<String, Object> meta = new LinkedHashMap<>();
+        meta.put(McpMeta.TIER, op.tier().name());
+        Map<String, Object> retry = new LinkedHashMap<>();
+        if (op.tier() == Tier.READ_ONLY) {
+            meta.put(McpMeta.KEY_SOURCES, List.of());
+            retry.put("afterTimeout", "retry");
+        } else {
+            meta.put(McpMeta.KEY_SOURCES, List.of("argument:" + McpMeta.KEY_ARGUMENT,
+                    "_meta:" + McpMeta.TURN_ID + "(+" + McpMeta.STEP_ID + ")+tool"));
+            meta.put(McpMeta.TTL, op.ttl().toString());
+            retry.put("afterTimeout", "same_call_same_key");
+            retry.put("newKeyForRetry", false);
+            retry.put("onInProgress", "same_call_later");
+            retry.put("onKeyReused", "stop_ask_user");
+            retry.put("onOutcomeUnknown", "stop_human_review");
+            if (confirm) {
+                meta.put(McpMeta.CONFIRMATION, confirmations.usesElicitation() ? "elicitation_or_token" : "token");
+                retry.put("onConfirmationRequired", "ask_user_then_same_call_with_token");
+            }
+        }
+        meta.put(McpMeta.RETRY, retry);
+        return meta;
+    }
+
+    private <A, R> CallToolResult call(IdempotentTool<A, R> tool, McpSyncServerExchange exchange,
+            CallToolRequest request) {
+        IdempotentOperation<R> op = tool.operation();
+        Map<String, Object> arguments = request.arguments() == null ? new LinkedHashMap<>()
+                : new LinkedHashMap<>(request.arguments());
+        Object keyArgument = arguments.remove(McpMeta.KEY_ARGUMENT);
+        Object tokenArgument = arguments.remove(McpMeta.CONFIRMATION_ARGUMENT);
+        Map<String, Object> meta = request.meta() == null ? Map.of() : request.meta();
+        A decoded;
+        try {
+            decoded = mapper.convertValue(arguments, tool.argumentType());
+        } catch (JacksonException | IllegalArgumentException e) {
+            return ToolResults.invalidArguments(tool.name(), String.valueOf(
+                    e instanceof JacksonException j ? j.getOriginalMessage() : e.getMessage()));
+        }
+        String key;
+        if (op.tier() == Tier.READ_ONLY) {
+            key = tool.name();  // the executor neither claims nor records a read-only call
+        } else {
+            if (keyArgument != null && !(keyArgument instanceof String)) {
+                return ToolResults.invalidArguments(tool.name(), McpMeta.KEY_ARGUMENT + " must be a string");
+            }
+            key = KeySources.resolve(tool.name(), (String) keyArgument, meta);
+            if (key == null) {
+                return ToolResults.keyRequired(tool.name());
+            }
+        }
+        String token = tokenArgument instanceof String s ? s
+                : meta.get(McpMeta.CONFIRMATION_TOKEN) instanceof String s ? s : null;
+        String who = principal.apply(exchange.transportContext() == null ? McpTransportContext.EMPTY
+                : exchange.transportContext());
+        String digest = Canonical.digest(mapper, decoded);
+        McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange));
+        try (IdempotencyContext.Scope scope = IdempotencyContext.open()) {
+            R result = executor.execute(op, key, new Object[] {decoded}, () -> tool.handler().handle(decoded));
+            return ToolResults.success(mapper, result, op.tier() == Tier.READ_ONLY ? null : key, scope.replayed());
+        } catch (ConfirmationRequiredException e) {
+            if (McpCall.declined()) {
+                return ToolResults.declined(e);
+            }
+            if (confirmations == null || e.key() == null) {
+                return ToolResults.confirmationRequired(e, null, null);
+            }
+            McpConfirmations.Minted minted = confirmations.mint(who, op.name(), e.key(), digest);
+            return ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt());
+        } catch (IdempotencyException e) {
+            return ToolResults.of(e, op);
+        } catch (Exception e) {
+            return ToolResults.toolFailed(e, op.tier());
+        } finally {
+            McpCall.exit();
+        }
+    }
+
+    /** Builds {@link McpIdempotentTools}. */
+    public static final class Builder {
+        private final IdempotentExecutor executor;
+        private final List<IdempotentTool<?, ?>> tools = new ArrayList<>();
+        private JsonMapper mapper = JsonMapper.builder().build();
+        private Function<McpTransportContext, String> principal = Builder::defaultPrincipal;
+        private @Nullable McpConfirmations confirmations;
+
+        private Builder(IdempotentExecutor executor) {
+            this.executor = Objects.requireNonNull(executor, "executor");
+        }
+
+        private static String defaultPrincipal(McpTransportContext context) {
+            Object p = context.get(McpMeta.PRINCIPAL);
+            return p == null ? "" : p.toString();
+        }
+
+        /** Adds a tool. */
+        public Builder tool(IdempotentTool<?, ?> tool) {
+            tools.add(Objects.requireNonNull(tool, "tool"));
+            return this;
+        }
+
+        /** The Jackson 3 mapper that decodes arguments and encodes results (the executor's, ideally). */
+        public Builder jsonMapper(JsonMapper mapper) {
+            this.mapper = Objects.requireNonNull(mapper, "mapper");
+            return this;
+        }
+
+        /**
+         * Who calls, from the transport context: by default the value a context extractor put under
+         * {@link McpMeta#PRINCIPAL} (none, that is one shared key space, on stdio, where the process is the user's).
+         * Return {@code ""} for none, never null.
+         */
+        public Builder principal(Function<McpTransportContext, String> principal) {
+            this.principal = Objects.requireNonNull(principal, "principal");
+            return this;
+        }
+
+        /** The confirmation gate the executor was built with, so that refusals carry a confirmation token. */
+        public Builder confirmations(McpConfirmations confirmations) {
+            this.confirmations = Objects.requireNonNull(confirmations, "confirmations");
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException when two tools have one name
+         * @throws dev.idempotency.IdempotencyReplayException when a tool's result type cannot be replayed
+         */
+        public McpIdempotentTools build() {
+            Set<String> names = new HashSet<>();
+            for (IdempotentTool<?, ?> tool : tools) {
+                if (!names.add(tool.name())) {
+                    throw new IllegalArgumentException("two tools are named '" + tool.name() + "'; give one of them"
+                            + " another name (IdempotentTool.Builder.name)");
+                }
+            }
+            return new McpIdempotentTools(this);
+        }
+    }
+}
