@@ -1,0 +1,171 @@
+package dev.idempotency.sample.refund;
+
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResultType;
+import dev.idempotency.Tier;
+import dev.idempotency.jdbc.JdbcDialect;
+import dev.idempotency.jdbc.JdbcIdempotencyStore;
+import dev.idempotency.mcp.IdempotentTool;
+import dev.idempotency.mcp.McpConfirmations;
+import dev.idempotency.mcp.McpIdempotentTools;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
+import org.springframework.core.io.ByteArrayResource;
+import org.springframework.core.io.ClassPathResource;
+import org.springframework.jdbc.datasource.DriverManagerDataSource;
+import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The refund tool server, over MCP stdio: {@code lookup_order} (READ_ONLY), {@code hold_funds} (REVERSIBLE) and
+ * {@code refund} (IRREVERSIBLE, confirmed first), on the JDBC store over an embedded H2, or PostgreSQL with
+ * {@code --postgres <jdbc url>}. The payment gateway is simulated and slow on the first refund
+ * ({@code --gateway-delay-ms}, 1500 unless set), so that a client with a shorter timeout gives up while it runs.
+ *
+ * <p>Any MCP client can start it: {@code mvn -q -pl samples/refund-agent -am package -DskipTests exec:java
+ * -Dexec.mainClass=dev.idempotency.sample.refund.RefundServer}. Nothing but MCP messages goes to stdout.
+ */
+public final class RefundServer {
+
+    record OrderArgs(String orderId) {
+    }
+
+    record Order(String orderId, long cents, String status, int refundsExecuted) {
+    }
+
+    record HoldArgs(String orderId, long cents) {
+    }
+
+    record Hold(String holdId, String orderId, long cents) {
+    }
+
+    record RefundArgs(String orderId, long cents) {
+    }
+
+    record Receipt(String refundId, String orderId, long cents) {
+    }
+
+    /** The simulated payment gateway: what it really did, whatever the clients saw. */
+    static final class Gateway {
+        final Map<String, Long> orders = Map.of("A-1001", 4999L, "A-1002", 12000L);
+        final Map<String, Integer> refunds = new ConcurrentHashMap<>();
+        final AtomicInteger holds = new AtomicInteger();
+        final long firstRefundDelayMs;
+        private final CountDownLatch never = new CountDownLatch(1);
+        private final AtomicInteger refundCalls = new AtomicInteger();
+
+        Gateway(long firstRefundDelayMs) {
+            this.firstRefundDelayMs = firstRefundDelayMs;
+        }
+
+        Receipt refund(String orderId, long cents) throws InterruptedException {
+            if (refundCalls.incrementAndGet() == 1 && firstRefundDelayMs > 0) {
+                // a slow gateway: the client's timeout runs out while the money is on its way
+                never.await(firstRefundDelayMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            }
+            int n = refunds.merge(orderId, 1, Integer::sum);
+            return new Receipt("R-" + orderId + "-" + n, orderId, cents);
+        }
+    }
+
+    private RefundServer() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String postgres = null;
+        long delay = 1500;
+        for (int i = 0; i < args.length; i++) {
+            switch (args[i]) {
+                case "--postgres" -> postgres = args[++i];
+                case "--gateway-delay-ms" -> delay = Long.parseLong(args[++i]);
+                default -> throw new IllegalArgumentException("unknown argument " + args[i]
+                        + "; use --postgres <jdbc url> and --gateway-delay-ms <ms>");
+            }
+        }
+        McpSyncServer server = start(postgres, new Gateway(delay));
+        // the transport reads stdin on its own threads; the process lives until the client closes stdin
+        Runtime.getRuntime().addShutdownHook(new Thread(server::closeGracefully));
+        new CountDownLatch(1).await();
+    }
+
+    static McpSyncServer start(String postgresUrl, Gateway gateway) throws SQLException {
+        DataSource dataSource = postgresUrl != null ? new DriverManagerDataSource(postgresUrl)
+                : new DriverManagerDataSource("jdbc:h2:mem:refunds;DB_CLOSE_DELAY=-1");
+        JdbcDialect dialect = postgresUrl != null ? JdbcDialect.postgresql() : JdbcDialect.h2();
+        createTableIfMissing(dataSource, dialect);
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource).build();
+
+        String configured = System.getenv("REFUND_AGENT_SECRET");
+        byte[] secret = configured != null ? configured.getBytes(StandardCharsets.UTF_8) : new byte[32];
+        if (configured == null) {
+            new SecureRandom().nextBytes(secret);  // tokens then hold for this process only
+        }
+        McpConfirmations confirmations = McpConfirmations.builder(secret, store).build();
+        IdempotentExecutor executor = IdempotentExecutor.builder(store)
+                .scope(McpIdempotentTools.principalScope())
+                .confirmationGate(confirmations)
+                .build();
+
+        McpIdempotentTools tools = McpIdempotentTools.builder(executor).confirmations(confirmations)
+                .tool(IdempotentTool.builder(
+                        IdempotentOperation.builder("Orders.lookup", Tier.READ_ONLY, ResultType.of(Order.class))
+                                .build(),
+                        OrderArgs.class, a -> new Order(a.orderId(), gateway.orders.getOrDefault(a.orderId(), 0L),
+                                gateway.orders.containsKey(a.orderId()) ? "DELIVERED" : "UNKNOWN",
+                                gateway.refunds.getOrDefault(a.orderId(), 0)))
+                        .name("lookup_order").description("Look up an order: amount, status, refunds executed")
+                        .build())
+                .tool(IdempotentTool.builder(
+                        IdempotentOperation.builder("Payments.hold", Tier.REVERSIBLE, ResultType.of(Hold.class))
+                                .ttl("24h").build(),
+                        HoldArgs.class, a -> new Hold("H-" + gateway.holds.incrementAndGet(), a.orderId(), a.cents()))
+                        .name("hold_funds").description("Hold funds for an order (cancellable)").build())
+                .tool(IdempotentTool.builder(
+                        IdempotentOperation.builder("Payments.refund", Tier.IRREVERSIBLE, ResultType.of(Receipt.class))
+                                .ttl("7d").build(),
+                        RefundArgs.class, a -> gateway.refund(a.orderId(), a.cents()))
+                        .name("refund").description("Refund an order to the customer; money leaves, once").build())
+                .build();
+
+        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+        return McpServer.sync(new StdioServerTransportProvider(json))
+                .jsonMapper(json)
+                .serverInfo("refund-server", "0.1.0")
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
+                .tools(tools.specifications())
+                .build();
+    }
+
+    private static void createTableIfMissing(DataSource dataSource, JdbcDialect dialect) throws SQLException {
+        try (Connection c = dataSource.getConnection();
+                ResultSet tables = c.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
+            while (tables.next()) {
+                if (JdbcIdempotencyStore.DEFAULT_TABLE_NAME.equalsIgnoreCase(tables.getString("TABLE_NAME"))) {
+                    return;
+                }
+            }
+        }
+        try (InputStream in = new ClassPathResource(dialect.schemaLocation()).getInputStream()) {
+            new ResourceDatabasePopulator(new ByteArrayResource(in.readAllBytes())).execute(dataSource);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + dialect.schemaLocation(), e);
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package dev.idempotency.sample.refund;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The story over a real stdio subprocess: a timeout, two retries of the turn, a regenerated call, one refund. */
+class RefundAgentTest {
+
+    @Test
+    void theAgentsRetriesAndRegeneratedCallExecuteOneRefund() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int refunds = ScriptedAgent.run(ScriptedAgent.serverCommand(List.of()),
+                new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String out = bytes.toString(StandardCharsets.UTF_8);
+
+        assertThat(refunds).as(out).isEqualTo(1);
+        assertThat(out).contains("tool refund: IRREVERSIBLE, readOnly=false, destructive=true")
+                .contains("refund: confirmation_required -> the user says yes")
+                .contains("client-side timeout")
+                .contains("refund retry 1: {refundId=R-A-1001-1")
+                .contains("refund retry 2: {refundId=R-A-1001-1")
+                .contains("(replayed)")
+                .contains("the model regenerates the call with 5000 cents: key_reused (retry: never)")
+                .endsWith("refunds executed: 1" + System.lineSeparator());
+    }
+}
