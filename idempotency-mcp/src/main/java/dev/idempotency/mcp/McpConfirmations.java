@@ -114,7 +114,7 @@ public final class McpConfirmations implements ConfirmationGate {
                 "properties", Map.of("confirm", Map.of("type", "boolean", "title", "Run it",
                         "description", "Run " + mcp.tool() + " now; it cannot be undone")),
                 "required", java.util.List.of("confirm"));
-        McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitRequest
+        McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitFormRequest
                 .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.", schema).build());
         return answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
                 && Boolean.TRUE.equals(answer.content().get("confirm"));

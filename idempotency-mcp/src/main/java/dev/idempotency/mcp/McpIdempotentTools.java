@@ -116,10 +116,9 @@ public final class McpIdempotentTools {
     private <A, R> SyncToolSpecification specification(IdempotentTool<A, R> tool) {
         IdempotentOperation<R> op = tool.operation();
         boolean confirm = op.tier() == Tier.IRREVERSIBLE && confirmations != null;
-        McpSchema.Tool.Builder t = McpSchema.Tool.builder()
-                .name(tool.name())
+        McpSchema.Tool.Builder t = McpSchema.Tool
+                .builder(tool.name(), InputSchemas.of(tool.argumentType(), op.tier(), confirm))
                 .description(tool.description())
-                .inputSchema(InputSchemas.of(tool.argumentType(), op.tier(), confirm))
                 .annotations(annotations(op.tier(), tool.title()))
                 .meta(meta(op, confirm));
         if (tool.title() != null) {
