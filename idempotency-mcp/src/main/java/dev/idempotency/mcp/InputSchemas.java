@@ -52,14 +52,33 @@ final class InputSchemas {
         }
     }
 
-    /** The tool's input schema: the record's components, plus the key and confirmation arguments for its tier. */
-    static Map<String, Object> of(Class<?> record, Tier tier, boolean confirmation) {
+    /** One argument of a tool: a record component or a method parameter. */
+    record Field(String name, Type type, boolean optional) {
+    }
+
+    static List<Field> fields(Class<?> record) {
+        List<Field> fields = new ArrayList<>();
+        for (RecordComponent c : record.getRecordComponents()) {
+            fields.add(new Field(c.getName(), c.getGenericType(), optional(c)));
+        }
+        return fields;
+    }
+
+    /** Checks that every field has a schema; {@code where} names the method or record for the message. */
+    static void check(List<Field> fields, String where) {
+        for (Field f : fields) {
+            schema(f.type(), where + "." + f.name());
+        }
+    }
+
+    /** The tool's input schema: the fields, plus the key and confirmation arguments for its tier. */
+    static Map<String, Object> of(List<Field> fields, String where, Tier tier, boolean confirmation) {
         Map<String, Object> properties = new LinkedHashMap<>();
         List<String> required = new ArrayList<>();
-        for (RecordComponent c : record.getRecordComponents()) {
-            properties.put(c.getName(), schema(c.getGenericType(), record.getName() + "." + c.getName()));
-            if (!optional(c)) {
-                required.add(c.getName());
+        for (Field f : fields) {
+            properties.put(f.name(), schema(f.type(), where + "." + f.name()));
+            if (!f.optional()) {
+                required.add(f.name());
             }
         }
         if (tier != Tier.READ_ONLY) {
@@ -86,7 +105,12 @@ final class InputSchemas {
     }
 
     private static boolean optional(RecordComponent c) {
-        return c.getType() == Optional.class || Arrays.stream(c.getAnnotatedType().getAnnotations())
+        return optional(c.getType(), c.getAnnotatedType());
+    }
+
+    /** An {@code Optional}, or a type annotated with any {@code @Nullable} (JSpecify's and the others). */
+    static boolean optional(Class<?> type, java.lang.reflect.AnnotatedType annotated) {
+        return type == Optional.class || Arrays.stream(annotated.getAnnotations())
                 .anyMatch(a -> a.annotationType().getSimpleName().equals("Nullable"));
     }
 

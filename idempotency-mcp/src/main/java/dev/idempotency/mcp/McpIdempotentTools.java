@@ -5,7 +5,6 @@ import dev.idempotency.IdempotencyContext;
 import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
-import dev.idempotency.IdempotentOperation;
 import dev.idempotency.Tier;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -73,8 +72,7 @@ public final class McpIdempotentTools {
         this.principal = b.principal;
         this.confirmations = b.confirmations;
         List<SyncToolSpecification> specs = new ArrayList<>();
-        for (IdempotentTool<?, ?> tool : b.tools) {
-            executor.prepare(tool.operation());
+        for (ToolBinding tool : b.bindings) {
             specs.add(specification(tool));
         }
         this.specifications = List.copyOf(specs);
@@ -113,14 +111,13 @@ public final class McpIdempotentTools {
         };
     }
 
-    private <A, R> SyncToolSpecification specification(IdempotentTool<A, R> tool) {
-        IdempotentOperation<R> op = tool.operation();
-        boolean confirm = op.tier() == Tier.IRREVERSIBLE && confirmations != null;
+    private SyncToolSpecification specification(ToolBinding tool) {
+        boolean confirm = tool.tier() == Tier.IRREVERSIBLE && confirmations != null;
         McpSchema.Tool.Builder t = McpSchema.Tool
-                .builder(tool.name(), InputSchemas.of(tool.argumentType(), op.tier(), confirm))
+                .builder(tool.name(), InputSchemas.of(tool.fields(), tool.where(), tool.tier(), confirm))
                 .description(tool.description())
-                .annotations(annotations(op.tier(), tool.title()))
-                .meta(meta(op, confirm));
+                .annotations(annotations(tool.tier(), tool.title()))
+                .meta(meta(tool, confirm));
         if (tool.title() != null) {
             t.title(tool.title());
         }
@@ -137,17 +134,17 @@ public final class McpIdempotentTools {
         };
     }
 
-    private Map<String, Object> meta(IdempotentOperation<?> op, boolean confirm) {
+    private Map<String, Object> meta(ToolBinding tool, boolean confirm) {
         Map<String, Object> meta = new LinkedHashMap<>();
-        meta.put(McpMeta.TIER, op.tier().name());
+        meta.put(McpMeta.TIER, tool.tier().name());
         Map<String, Object> retry = new LinkedHashMap<>();
-        if (op.tier() == Tier.READ_ONLY) {
+        if (tool.tier() == Tier.READ_ONLY) {
             meta.put(McpMeta.KEY_SOURCES, List.of());
             retry.put("afterTimeout", "retry");
         } else {
             meta.put(McpMeta.KEY_SOURCES, List.of("argument:" + McpMeta.KEY_ARGUMENT,
                     "_meta:" + McpMeta.TURN_ID + "(+" + McpMeta.STEP_ID + ")+tool"));
-            meta.put(McpMeta.TTL, op.ttl().toString());
+            meta.put(McpMeta.TTL, tool.ttl().toString());
             retry.put("afterTimeout", "same_call_same_key");
             retry.put("newKeyForRetry", false);
             retry.put("onInProgress", "same_call_later");
@@ -162,23 +159,21 @@ public final class McpIdempotentTools {
         return meta;
     }
 
-    private <A, R> CallToolResult call(IdempotentTool<A, R> tool, McpSyncServerExchange exchange,
-            CallToolRequest request) {
-        IdempotentOperation<R> op = tool.operation();
+    private CallToolResult call(ToolBinding tool, McpSyncServerExchange exchange, CallToolRequest request) {
         Map<String, Object> arguments = request.arguments() == null ? new LinkedHashMap<>()
                 : new LinkedHashMap<>(request.arguments());
         Object keyArgument = arguments.remove(McpMeta.KEY_ARGUMENT);
         Object tokenArgument = arguments.remove(McpMeta.CONFIRMATION_ARGUMENT);
         Map<String, Object> meta = request.meta() == null ? Map.of() : request.meta();
-        A decoded;
+        Object decoded;
         try {
-            decoded = mapper.convertValue(arguments, tool.argumentType());
+            decoded = tool.decode(mapper, arguments);
         } catch (JacksonException | IllegalArgumentException e) {
             return ToolResults.invalidArguments(tool.name(), String.valueOf(
                     e instanceof JacksonException j ? j.getOriginalMessage() : e.getMessage()));
         }
         String key;
-        if (op.tier() == Tier.READ_ONLY) {
+        if (tool.tier() == Tier.READ_ONLY) {
             key = tool.name();  // the executor neither claims nor records a read-only call
         } else {
             if (keyArgument != null && !(keyArgument instanceof String)) {
@@ -196,8 +191,8 @@ public final class McpIdempotentTools {
         String digest = Canonical.digest(mapper, decoded);
         McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange));
         try (IdempotencyContext.Scope scope = IdempotencyContext.open()) {
-            R result = executor.execute(op, key, new Object[] {decoded}, () -> tool.handler().handle(decoded));
-            return ToolResults.success(mapper, result, op.tier() == Tier.READ_ONLY ? null : key, scope.replayed());
+            Object result = tool.invoke(decoded, key);
+            return ToolResults.success(mapper, result, tool.tier() == Tier.READ_ONLY ? null : key, scope.replayed());
         } catch (ConfirmationRequiredException e) {
             if (McpCall.declined()) {
                 return ToolResults.declined(e);
@@ -205,12 +200,13 @@ public final class McpIdempotentTools {
             if (confirmations == null || e.key() == null) {
                 return ToolResults.confirmationRequired(e, null, null);
             }
-            McpConfirmations.Minted minted = confirmations.mint(who, op.name(), e.key(), digest);
+            McpConfirmations.Minted minted = confirmations.mint(who,
+                    e.operation() != null ? e.operation() : tool.operation(), e.key(), digest);
             return ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt());
         } catch (IdempotencyException e) {
-            return ToolResults.of(e, op);
+            return ToolResults.of(e, tool.lockTimeout());
         } catch (Exception e) {
-            return ToolResults.toolFailed(e, op.tier());
+            return ToolResults.toolFailed(e, tool.tier());
         } finally {
             McpCall.exit();
         }
@@ -219,7 +215,7 @@ public final class McpIdempotentTools {
     /** Builds {@link McpIdempotentTools}. */
     public static final class Builder {
         private final IdempotentExecutor executor;
-        private final List<IdempotentTool<?, ?>> tools = new ArrayList<>();
+        private final List<ToolBinding> bindings = new ArrayList<>();
         private JsonMapper mapper = JsonMapper.builder().build();
         private Function<McpTransportContext, String> principal = Builder::defaultPrincipal;
         private @Nullable McpConfirmations confirmations;
@@ -235,7 +231,23 @@ public final class McpIdempotentTools {
 
         /** Adds a tool. */
         public Builder tool(IdempotentTool<?, ?> tool) {
-            tools.add(Objects.requireNonNull(tool, "tool"));
+            bindings.add(ToolBinding.of(Objects.requireNonNull(tool, "tool"), executor));
+            return this;
+        }
+
+        /**
+         * Adds every public {@code @Idempotent} method of a Spring bean as a tool, named after its operation. Pass the
+         * bean from the application context: the call goes through its proxy, so the aspect claims the key, joins the
+         * transaction and asks the context's {@code ConfirmationGate}, and the context's {@code IdempotencyScope}
+         * must be {@link #principalScope()}. A writing method takes the key as a {@code String idempotencyKey}
+         * parameter, filled by this adapter from the call, and its key expression must use it
+         * ({@code key = "'REFUND:' + #idempotencyKey"}); its other parameters are the tool's arguments (compile with
+         * {@code -parameters}).
+         *
+         * @throws IllegalArgumentException if a method does not fit, naming it and the fix
+         */
+        public Builder bean(Object bean) {
+            bindings.addAll(BeanMethodBinding.of(Objects.requireNonNull(bean, "bean")));
             return this;
         }
 
@@ -267,10 +279,10 @@ public final class McpIdempotentTools {
          */
         public McpIdempotentTools build() {
             Set<String> names = new HashSet<>();
-            for (IdempotentTool<?, ?> tool : tools) {
+            for (ToolBinding tool : bindings) {
                 if (!names.add(tool.name())) {
                     throw new IllegalArgumentException("two tools are named '" + tool.name() + "'; give one of them"
-                            + " another name (IdempotentTool.Builder.name)");
+                            + " another name (IdempotentTool.Builder.name, or the operation of @Idempotent)");
                 }
             }
             return new McpIdempotentTools(this);

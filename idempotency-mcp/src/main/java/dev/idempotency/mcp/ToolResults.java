@@ -7,9 +7,9 @@ import dev.idempotency.IdempotencyKeyException;
 import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyOutcomeUnknownException;
 import dev.idempotency.IdempotencyStoreException;
-import dev.idempotency.IdempotentOperation;
 import dev.idempotency.Tier;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -64,11 +64,11 @@ final class ToolResults {
                 .build();
     }
 
-    static CallToolResult of(IdempotencyException e, IdempotentOperation<?> op) {
+    static CallToolResult of(IdempotencyException e, Duration lockTimeout) {
         if (e instanceof IdempotencyInProgressException) {
             Map<String, Object> s = error(IN_PROGRESS, "same_call_later", "wait, then send the same call again"
                     + " with the same key: it returns the outcome of the attempt still running", e);
-            s.put("retryAfterMs", Math.max(1000, op.lockTimeout().toMillis()));
+            s.put("retryAfterMs", Math.max(1000, lockTimeout.toMillis()));
             return result(s);
         }
         if (e instanceof IdempotencyKeyReusedException) {
