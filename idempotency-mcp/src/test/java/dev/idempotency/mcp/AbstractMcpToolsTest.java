@@ -16,7 +16,10 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -195,6 +198,63 @@ abstract class AbstractMcpToolsTest {
             pool.shutdownNow();
         }
         assertThat(tools.holds).hasValue(1);
+    }
+
+    @Test
+    void anAgentRetryStormWithClientTimeoutsHasOneEffectPerKey() throws Exception {
+        CountDownLatch gate = new CountDownLatch(1);
+        tools.holdGate.set(gate);
+        int keys = 3;
+        int callersPerKey = 4;
+        AtomicInteger timeouts = new AtomicInteger();
+        List<McpSyncClient> patient = new ArrayList<>();
+        List<McpSyncClient> impatient = new ArrayList<>();
+        for (int i = 0; i < callersPerKey / 2; i++) {
+            patient.add(fixture.client("alice"));
+            impatient.add(fixture.client("alice", null, Duration.ofMillis(100)));
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(keys * callersPerKey);
+        Map<String, Set<Object>> holdIds = new ConcurrentHashMap<>();
+        try {
+            List<Future<?>> calls = new ArrayList<>();
+            for (int k = 0; k < keys; k++) {
+                String key = "storm-" + k;
+                for (int c = 0; c < callersPerKey; c++) {
+                    McpSyncClient client = c % 2 == 0 ? patient.get(c / 2) : impatient.get(c / 2);
+                    calls.add(pool.submit(() -> {
+                        // an agent's retry loop: the same call, the same key, until it has an answer
+                        for (int attempt = 0; attempt < 500; attempt++) {
+                            CallToolResult r;
+                            try {
+                                r = call(client, "hold_funds", hold("A-" + key, 100, key), Map.of());
+                            } catch (RuntimeException timeout) {
+                                timeouts.incrementAndGet();
+                                continue;
+                            }
+                            if (!Boolean.TRUE.equals(r.isError())) {
+                                holdIds.computeIfAbsent(key, x -> ConcurrentHashMap.newKeySet())
+                                        .add(structured(r).get("holdId"));
+                                return;
+                            }
+                            assertThat(structured(r).get("error")).isEqualTo("in_progress");
+                        }
+                        throw new AssertionError("no answer for " + key);
+                    }));
+                }
+            }
+            // a first call is running, and impatient clients have already given up and retried
+            Awaitility.await().atMost(Duration.ofSeconds(20)).until(
+                    () -> tools.holds.get() >= 1 && timeouts.get() >= 2);
+            gate.countDown();
+            for (Future<?> f : calls) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            gate.countDown();
+            pool.shutdownNow();
+        }
+        assertThat(tools.holds).hasValue(keys);
+        assertThat(holdIds).hasSize(keys).allSatisfy((key, ids) -> assertThat(ids).hasSize(1));
     }
 
     @Test

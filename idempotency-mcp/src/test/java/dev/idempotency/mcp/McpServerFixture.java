@@ -80,10 +80,16 @@ final class McpServerFixture implements AutoCloseable {
     /** A client of {@code principal}; with {@code elicitation}, it declares the capability and answers with it. */
     McpSyncClient client(String principal,
             @Nullable Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> elicitation) {
+        return client(principal, elicitation, Duration.ofSeconds(30));
+    }
+
+    /** A client of {@code principal} that gives up on a request after {@code timeout}. */
+    McpSyncClient client(String principal,
+            @Nullable Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> elicitation, Duration timeout) {
         McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
         McpClient.SyncSpec spec = McpClient.sync(transport.client(
                         McpTransportContext.create(Map.of(McpMeta.PRINCIPAL, principal))))
-                .requestTimeout(Duration.ofSeconds(30));
+                .requestTimeout(timeout).initializationTimeout(Duration.ofSeconds(30));
         if (elicitation != null) {
             spec.capabilities(McpSchema.ClientCapabilities.builder().elicitation().build()).elicitation(elicitation);
         }
