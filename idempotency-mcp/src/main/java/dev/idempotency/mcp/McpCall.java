@@ -14,6 +14,8 @@ record McpCall(String principal, String tool, String key, String argumentDigest,
     private static final ThreadLocal<McpCall> CURRENT = new ThreadLocal<>();
     /** Set by the gate when the user declined through elicitation: the adapter must not offer a token then. */
     private static final ThreadLocal<Boolean> DECLINED = new ThreadLocal<>();
+    /** Set by {@link McpIdempotentTools#principalScope()} when the executor asks it for this call's scope. */
+    private static final ThreadLocal<Boolean> SCOPED = new ThreadLocal<>();
 
     static @Nullable McpCall current() {
         return CURRENT.get();
@@ -22,11 +24,41 @@ record McpCall(String principal, String tool, String key, String argumentDigest,
     static void enter(McpCall call) {
         CURRENT.set(call);
         DECLINED.remove();
+        SCOPED.remove();
     }
 
     static void exit() {
         CURRENT.remove();
         DECLINED.remove();
+        SCOPED.remove();
+    }
+
+    static void markScoped() {
+        SCOPED.set(Boolean.TRUE);
+    }
+
+    /**
+     * Whether the call's key was scoped to its principal: true when the executor asked the principal scope, or when
+     * there is no principal to scope to (stdio).
+     */
+    /**
+     * Refuses to run an effect whose key is not scoped to its principal: the executor was built without
+     * {@link McpIdempotentTools#principalScope()}.
+     */
+    static void requireScoped(String operation) {
+        if (!scoped()) {
+            throw new IllegalStateException(UNSCOPED + " (operation " + operation + ")");
+        }
+    }
+
+    static final String UNSCOPED = "the IdempotentExecutor behind this MCP tool was not built with"
+            + " .scope(McpIdempotentTools.principalScope()), so every principal would share one key space; nothing"
+            + " ran. Build the executor (or declare the Spring IdempotencyScope bean) with McpIdempotentTools"
+            + ".principalScope()";
+
+    static boolean scoped() {
+        McpCall call = CURRENT.get();
+        return SCOPED.get() != null || call == null || call.principal().isEmpty();
     }
 
     static void markDeclined() {

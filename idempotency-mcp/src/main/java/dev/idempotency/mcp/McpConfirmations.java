@@ -90,6 +90,7 @@ public final class McpConfirmations implements ConfirmationGate {
             otherwise.check(call);
             return;
         }
+        McpCall.requireScoped(call.operation());
         String token = mcp.confirmationToken();
         if (token != null && verify(token, mcp, call) && consume(token)) {
             return;

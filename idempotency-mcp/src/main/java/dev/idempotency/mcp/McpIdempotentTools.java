@@ -106,8 +106,12 @@ public final class McpIdempotentTools {
         Objects.requireNonNull(outside, "outside");
         return () -> {
             McpCall call = McpCall.current();
+            if (call == null) {
+                return outside.current();
+            }
+            McpCall.markScoped();
             // prefixed, so that an MCP principal can never equal a scope value of the application's own scope
-            return call != null ? "mcp:" + call.principal() : outside.current();
+            return "mcp:" + call.principal();
         };
     }
 
@@ -190,10 +194,20 @@ public final class McpIdempotentTools {
                 : exchange.transportContext());
         String digest = Canonical.digest(mapper, decoded);
         McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange));
+        if (tool.tier() == Tier.READ_ONLY) {
+            McpCall.markScoped();  // no key space: nothing is claimed, recorded or replayed
+        }
         try (IdempotencyContext.Scope scope = IdempotencyContext.open()) {
             Object result = tool.invoke(decoded, key);
+            if (!McpCall.scoped()) {
+                // a replay from a key space shared by every principal may be another user's result: never return it
+                return ToolResults.unscoped(tool.operation(), key);
+            }
             return ToolResults.success(mapper, result, tool.tier() == Tier.READ_ONLY ? null : key, scope.replayed());
         } catch (ConfirmationRequiredException e) {
+            if (!McpCall.scoped()) {
+                return ToolResults.unscoped(tool.operation(), key);
+            }
             if (McpCall.declined()) {
                 return ToolResults.declined(e);
             }
@@ -204,9 +218,9 @@ public final class McpIdempotentTools {
                     e.operation() != null ? e.operation() : tool.operation(), e.key(), digest);
             return ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt());
         } catch (IdempotencyException e) {
-            return ToolResults.of(e, tool.lockTimeout());
+            return McpCall.scoped() ? ToolResults.of(e, tool.lockTimeout()) : ToolResults.unscoped(tool.operation(), key);
         } catch (Exception e) {
-            return ToolResults.toolFailed(e, tool.tier());
+            return McpCall.scoped() ? ToolResults.toolFailed(e, tool.tier()) : ToolResults.unscoped(tool.operation(), key);
         } finally {
             McpCall.exit();
         }

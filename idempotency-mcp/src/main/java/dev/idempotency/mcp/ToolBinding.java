@@ -104,7 +104,10 @@ abstract class ToolBinding {
             @Override
             @Nullable Object invoke(Object decoded, String key) throws Exception {
                 A args = tool.argumentType().cast(decoded);
-                return executor.execute(op, key, new Object[] {args}, () -> tool.handler().handle(args));
+                return executor.execute(op, key, new Object[] {args}, () -> {
+                    McpCall.requireScoped(op.name());
+                    return tool.handler().handle(args);
+                });
             }
         };
     }

@@ -36,6 +36,7 @@ final class ToolResults {
     static final String STORE_UNAVAILABLE = "store_unavailable";
     static final String REFUSED = "refused";
     static final String TOOL_FAILED = "tool_failed";
+    static final String MISCONFIGURED = "server_misconfigured";
 
     private ToolResults() {
     }
@@ -105,6 +106,17 @@ final class ToolResults {
 
     static CallToolResult declined(ConfirmationRequiredException e) {
         return result(error(CONFIRMATION_DECLINED, "never", "the user declined: do not retry", e));
+    }
+
+    static CallToolResult unscoped(String operation, String key) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("error", MISCONFIGURED);
+        s.put("retry", "never");
+        s.put("action", "tell the user: the server is misconfigured");
+        s.put("operation", operation);
+        s.put("key", key);
+        s.put("message", McpCall.UNSCOPED);
+        return result(s);
     }
 
     static CallToolResult keyRequired(String tool) {
