@@ -25,7 +25,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class BeanMethodBinding extends ToolBinding {
 
-    private final Object bean;
+    private final @Nullable Object bean;
     private final Method method;
     private final Idempotent annotation;
     private final String operation;
@@ -34,7 +34,8 @@ final class BeanMethodBinding extends ToolBinding {
     private final int keyIndex;
     private final List<InputSchemas.Field> fields;
 
-    private BeanMethodBinding(Object bean, Method method, Method annotated, Idempotent annotation) {
+    /** @param bean the bean to call, or null for a binding that only describes the tool (the manifest) */
+    BeanMethodBinding(@Nullable Object bean, Method method, Method annotated, Idempotent annotation) {
         this.bean = bean;
         this.method = method;
         this.annotation = annotation;
@@ -72,7 +73,7 @@ final class BeanMethodBinding extends ToolBinding {
                         + " must come from outside the model; add a parameter String idempotencyKey and key on it,"
                         + " such as key = \"'REFUND:' + #idempotencyKey\" (its key is '" + annotation.key() + "')");
             }
-            if (!proxied(bean)) {
+            if (bean != null && !proxied(bean)) {
                 throw new IllegalArgumentException(where() + " is " + annotation.tier() + " but the bean "
                         + bean.getClass().getName() + " is not a Spring proxy: its @Idempotent methods would run"
                         + " unprotected; pass the bean from the application context");
@@ -201,6 +202,9 @@ final class BeanMethodBinding extends ToolBinding {
 
     @Override
     @Nullable Object invoke(Object decoded, String key) throws Exception {
+        if (bean == null) {
+            throw new IllegalStateException(where() + " is described, not bound to a bean");
+        }
         Object[] values = ((Object[]) decoded).clone();
         if (keyIndex >= 0) {
             values[keyIndex] = key;

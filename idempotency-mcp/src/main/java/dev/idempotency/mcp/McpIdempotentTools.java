@@ -116,17 +116,24 @@ public final class McpIdempotentTools {
     }
 
     private SyncToolSpecification specification(ToolBinding tool) {
-        boolean confirm = tool.tier() == Tier.IRREVERSIBLE && confirmations != null;
+        String confirmation = confirmations == null ? null
+                : confirmations.usesElicitation() ? "elicitation_or_token" : "token";
+        return SyncToolSpecification.builder().tool(tool(tool, confirmation))
+                .callHandler((exchange, request) -> call(tool, exchange, request)).build();
+    }
+
+    /** The tool as {@code tools/list} shows it; {@code confirmation} is the gate's mode, or null without one. */
+    static McpSchema.Tool tool(ToolBinding tool, @Nullable String confirmation) {
+        String confirm = tool.tier() == Tier.IRREVERSIBLE ? confirmation : null;
         McpSchema.Tool.Builder t = McpSchema.Tool
-                .builder(tool.name(), InputSchemas.of(tool.fields(), tool.where(), tool.tier(), confirm))
+                .builder(tool.name(), InputSchemas.of(tool.fields(), tool.where(), tool.tier(), confirm != null))
                 .description(tool.description())
                 .annotations(annotations(tool.tier(), tool.title()))
                 .meta(meta(tool, confirm));
         if (tool.title() != null) {
             t.title(tool.title());
         }
-        return SyncToolSpecification.builder().tool(t.build())
-                .callHandler((exchange, request) -> call(tool, exchange, request)).build();
+        return t.build();
     }
 
     static McpSchema.ToolAnnotations annotations(Tier tier, @Nullable String title) {
@@ -138,7 +145,7 @@ public final class McpIdempotentTools {
         };
     }
 
-    private Map<String, Object> meta(ToolBinding tool, boolean confirm) {
+    private static Map<String, Object> meta(ToolBinding tool, @Nullable String confirm) {
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put(McpMeta.TIER, tool.tier().name());
         Map<String, Object> retry = new LinkedHashMap<>();
@@ -154,8 +161,8 @@ public final class McpIdempotentTools {
             retry.put("onInProgress", "same_call_later");
             retry.put("onKeyReused", "stop_ask_user");
             retry.put("onOutcomeUnknown", "stop_human_review");
-            if (confirm) {
-                meta.put(McpMeta.CONFIRMATION, confirmations.usesElicitation() ? "elicitation_or_token" : "token");
+            if (confirm != null) {
+                meta.put(McpMeta.CONFIRMATION, confirm);
                 retry.put("onConfirmationRequired", "ask_user_then_same_call_with_token");
             }
         }
