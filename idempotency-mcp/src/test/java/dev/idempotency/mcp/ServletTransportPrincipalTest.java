@@ -102,9 +102,10 @@ class ServletTransportPrincipalTest {
 
     @Test
     void twoUsersOverHttpWithOneKeyEachGetTheirOwnResultAndADuplicateReplays() {
-        CallToolResult alices = call(client("alice-token"), "hold_funds", hold("A-1", 100, "k-1"), Map.of());
+        McpSyncClient alice = client("alice-token");
+        CallToolResult alices = call(alice, "hold_funds", hold("A-1", 100, "k-1"), Map.of());
         CallToolResult bobs = call(client("bob-token"), "hold_funds", hold("B-9", 200, "k-1"), Map.of());
-        CallToolResult alicesAgain = call(client("alice-token"), "hold_funds", hold("A-1", 100, "k-1"), Map.of());
+        CallToolResult alicesAgain = call(alice, "hold_funds", hold("A-1", 100, "k-1"), Map.of());
 
         assertThat(structured(alices)).containsEntry("orderId", "A-1");
         assertThat(structured(bobs)).containsEntry("orderId", "B-9");
