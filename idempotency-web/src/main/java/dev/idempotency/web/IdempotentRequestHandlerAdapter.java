@@ -43,8 +43,11 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -63,6 +66,7 @@ import org.springframework.web.context.request.async.WebAsyncTask;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerAdapter;
 import org.springframework.web.servlet.ModelAndView;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 import org.springframework.web.util.ContentCachingResponseWrapper;
@@ -87,9 +91,16 @@ import tools.jackson.databind.json.JsonMapper;
  * and the response is sent only after the commit. {@code REQUIRES_NEW} is refused at the first call (the method would
  * run in a transaction the claim is not in).
  *
+ * <p><b>Checked at startup.</b> As a bean, when every singleton is created, it works out every annotated method of
+ * every {@code RequestMappingHandlerMapping} and fails the context, listing every problem at once, for what could
+ * never be recorded: {@code READ_ONLY}, a view or an asynchronous result, {@code REQUIRES_NEW}, a {@code ttl} or
+ * {@code lockTimeout} that does not parse, a transaction manager that is not there. Outside a context the same
+ * checks run at the method's first request.
+ *
  * <p>Build one with {@link #builder}; Spring Boot registers one ({@code idempotency.web.*}).
  */
-public final class IdempotentRequestHandlerAdapter implements HandlerAdapter, Ordered, BeanFactoryAware {
+public final class IdempotentRequestHandlerAdapter
+        implements HandlerAdapter, Ordered, BeanFactoryAware, SmartInitializingSingleton {
 
     /** The key space of every annotated method that names none. */
     public static final String DEFAULT_OPERATION = "http";
@@ -151,6 +162,36 @@ public final class IdempotentRequestHandlerAdapter implements HandlerAdapter, Or
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
         this.beanFactory = beanFactory;
+    }
+
+    /**
+     * Works out every {@link IdempotentRequest} method of the context's request mappings now, so that the first
+     * request pays nothing and a method that cannot be recorded fails the start.
+     *
+     * @throws IllegalStateException listing every method that cannot be applied, and why
+     */
+    @Override
+    public void afterSingletonsInstantiated() {
+        if (!(beanFactory instanceof ListableBeanFactory beans)) {
+            return;
+        }
+        List<String> problems = new ArrayList<>();
+        for (RequestMappingHandlerMapping mapping : beans.getBeansOfType(RequestMappingHandlerMapping.class, false, false)
+                .values()) {
+            for (HandlerMethod method : mapping.getHandlerMethods().values()) {
+                if (method.hasMethodAnnotation(IdempotentRequest.class)) {
+                    try {
+                        handling(method).transaction(this);
+                    } catch (RuntimeException e) {
+                        problems.add(e.getMessage());
+                    }
+                }
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("@IdempotentRequest cannot be applied:\n  - "
+                    + String.join("\n  - ", problems));
+        }
     }
 
     @Override
@@ -384,11 +425,16 @@ public final class IdempotentRequestHandlerAdapter implements HandlerAdapter, Or
                     + "and cannot be recorded; use @ResponseBody (a @RestController) or return a ResponseEntity");
         }
         String name = annotation.operation().isEmpty() ? operation : annotation.operation();
-        IdempotentOperation<RecordedResponse> op = IdempotentOperation.builder(name, annotation.tier(), RESULT)
-                .ttl(annotation.ttl())
-                .lockTimeout(annotation.lockTimeout())
-                .description(where + " (Idempotency-Key header)")
-                .build();
+        IdempotentOperation<RecordedResponse> op;
+        try {
+            op = IdempotentOperation.builder(name, annotation.tier(), RESULT)
+                    .ttl(annotation.ttl())
+                    .lockTimeout(annotation.lockTimeout())
+                    .description(where + " (Idempotency-Key header)")
+                    .build();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("@IdempotentRequest on " + where + ": " + e.getMessage(), e);
+        }
         executor.prepare(op);
         TransactionAttribute attribute = transactionAttributes.getTransactionAttribute(method.getMethod(),
                 method.getBeanType());
@@ -412,9 +458,16 @@ public final class IdempotentRequestHandlerAdapter implements HandlerAdapter, Or
                     + "not given a BeanFactory to find the transaction manager in; declare it as a bean");
         }
         String qualifier = attribute.getQualifier();
-        PlatformTransactionManager manager = StringUtils.hasText(qualifier)
-                ? BeanFactoryAnnotationUtils.qualifiedBeanOfType(beanFactory, PlatformTransactionManager.class, qualifier)
-                : beanFactory.getBean(PlatformTransactionManager.class);
+        PlatformTransactionManager manager;
+        try {
+            manager = StringUtils.hasText(qualifier)
+                    ? BeanFactoryAnnotationUtils.qualifiedBeanOfType(beanFactory, PlatformTransactionManager.class,
+                            qualifier)
+                    : beanFactory.getBean(PlatformTransactionManager.class);
+        } catch (BeansException e) {
+            throw new IllegalStateException(where + " is @Transactional, but its transaction manager cannot be found "
+                    + "(" + e.getMessage() + "); the claim could not join its transaction", e);
+        }
         DefaultTransactionAttribute definition = new DefaultTransactionAttribute(attribute);
         definition.setPropagationBehavior(TransactionDefinition.PROPAGATION_REQUIRED);
         definition.setName(where);
