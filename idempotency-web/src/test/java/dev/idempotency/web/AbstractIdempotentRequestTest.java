@@ -16,13 +16,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.jdbc.core.JdbcTemplate;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -35,31 +30,23 @@ abstract class AbstractIdempotentRequestTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String BODY = "{\"item\":\"book\",\"quantity\":2}";
 
-    static ConfigurableApplicationContext context;
+    static OrderServer server;
     static String base;
     static String table;
     static OrderApp.Probe orders;
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     static void start(String... properties) {
-        table = "idem_web_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        List<String> all = new ArrayList<>(List.of(properties));
-        all.add("server.port=0");
-        all.add("idempotency.jdbc.table-name=" + table);
-        all.add("idempotency.jdbc.initialize-schema=always");
-        all.add("idempotency.purge.enabled=false");
-        context = new SpringApplicationBuilder(OrderApp.class).properties(all.toArray(String[]::new)).run();
-        base = "http://127.0.0.1:" + ((WebServerApplicationContext) context).getWebServer().getPort();
-        orders = context.getBean(OrderApp.Probe.class);
+        server = OrderServer.start(properties);
+        base = server.base;
+        table = server.table;
+        orders = server.probe;
     }
 
     @AfterAll
     static void stop() {
-        if (context != null) {
-            JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
-            jdbc.execute("drop table " + orders.table);
-            jdbc.execute("drop table " + table);
-            context.close();
+        if (server != null) {
+            server.close();
         }
     }
 
@@ -70,6 +57,7 @@ abstract class AbstractIdempotentRequestTest {
         orders.entered = new CountDownLatch(1);
         orders.release = new CountDownLatch(0);
         orders.status = 201;
+        orders.keysArrived.clear();
         orders.jdbc.update("delete from " + orders.table);
     }
 

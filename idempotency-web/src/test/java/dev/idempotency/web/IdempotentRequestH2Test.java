@@ -1,6 +1,5 @@
 package dev.idempotency.web;
 
-import java.util.UUID;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The header over real HTTP on an embedded H2. */
@@ -8,6 +7,9 @@ class IdempotentRequestH2Test extends AbstractIdempotentRequestTest {
 
     @BeforeAll
     static void startOnH2() {
-        start("spring.datasource.url=jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+        server = OrderServer.onH2();
+        base = server.base;
+        table = server.table;
+        orders = server.probe;
     }
 }

@@ -47,12 +47,25 @@ class OrderApp {
     record OrderRequest(String item, int quantity) {
     }
 
+    /** Every key that arrives, replayed or not: what the caller side's tests assert at the server. */
+    @Bean
+    Filter keysArrived(Probe probe) {
+        return (request, response, chain) -> {
+            String key = ((HttpServletRequest) request).getHeader("Idempotency-Key");
+            if (key != null) {
+                probe.keysArrived.add(key);
+            }
+            chain.doFilter(request, response);
+        };
+    }
+
     /** What the tests set and read: kept out of the controller, whose @Transactional proxy hides its fields. */
     static final class Probe {
         final JdbcTemplate jdbc;
         final String table = "orders_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         final AtomicInteger executions = new AtomicInteger();
         final List<String> keysSeen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<String> keysArrived = new java.util.concurrent.CopyOnWriteArrayList<>();
         volatile CountDownLatch entered = new CountDownLatch(1);
         volatile CountDownLatch release = new CountDownLatch(0);
         volatile int status = 201;
@@ -121,6 +134,18 @@ class OrderApp {
                 }
             }
             return Map.of("inside", inside, "outside", outside);
+        }
+
+        /** A gateway that forwards its caller's key to /orders (idempotency.web.propagate-inbound-key). */
+        @PostMapping("/gateway")
+        public Map<String, Object> forward(@RequestBody OrderRequest order, HttpServletRequest request) {
+            org.springframework.web.client.RestClient client = org.springframework.web.client.RestClient.builder()
+                    .baseUrl("http://127.0.0.1:" + request.getLocalPort())
+                    .requestInterceptor(IdempotencyKeyInterceptor.create())
+                    .build();
+            @SuppressWarnings("unchecked")
+            Map<String, Object> created = client.post().uri("/orders").body(order).retrieve().body(Map.class);
+            return created;
         }
 
         @PostMapping("/optional")

@@ -1,6 +1,7 @@
 package dev.idempotency.web.boot;
 
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.web.IdempotencyKeyPropagationFilter;
 import dev.idempotency.web.IdempotentRequestHandlerAdapter;
 import dev.idempotency.web.RequestScope;
 import org.springframework.beans.factory.ObjectProvider;
@@ -21,7 +22,8 @@ import tools.jackson.databind.json.JsonMapper;
  * idempotency executor (from {@code IdempotencyAutoConfiguration} or the application), an
  * {@link IdempotentRequestHandlerAdapter} on that executor and Spring MVC's {@code RequestMappingHandlerAdapter},
  * set from {@code idempotency.web.*} ({@link IdempotencyWebProperties}), with the application's
- * {@link RequestScope} bean when there is exactly one (else the principal) and its Jackson {@code JsonMapper}.
+ * {@link RequestScope} bean when there is exactly one (else the principal) and its Jackson {@code JsonMapper}; and,
+ * with {@code idempotency.web.propagate-inbound-key=true}, an {@link IdempotencyKeyPropagationFilter}.
  */
 @AutoConfiguration(afterName = {
         "dev.idempotency.spring.boot.IdempotencyAutoConfiguration",
@@ -51,5 +53,12 @@ public class IdempotencyWebAutoConfiguration {
         scope.ifUnique(builder::scope);
         mapper.ifUnique(builder::jsonMapper);
         return builder.build();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBooleanProperty(name = "idempotency.web.propagate-inbound-key")
+    IdempotencyKeyPropagationFilter idempotencyKeyPropagationFilter(IdempotencyWebProperties properties) {
+        return new IdempotencyKeyPropagationFilter(properties.getMaxKeyLength());
     }
 }

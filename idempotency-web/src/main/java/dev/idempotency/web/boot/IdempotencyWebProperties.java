@@ -25,6 +25,11 @@ public class IdempotencyWebProperties {
     private Duration retryAfter = Duration.ofSeconds(1);
     /** The longest Idempotency-Key accepted (1 to 768 characters). */
     private int maxKeyLength = IdempotencyKeyHeader.DEFAULT_MAX_LENGTH;
+    /**
+     * Whether an inbound request's Idempotency-Key is bound for the request, so that outbound RestClient calls through
+     * IdempotencyKeyInterceptor forward it (a gateway).
+     */
+    private boolean propagateInboundKey;
     /** The largest request body of an idempotent request, in bytes (413 above). */
     private int maxBodySize = IdempotentRequestHandlerAdapter.DEFAULT_MAX_BODY_SIZE;
 
@@ -82,6 +87,14 @@ public class IdempotencyWebProperties {
 
     public void setMaxKeyLength(int maxKeyLength) {
         this.maxKeyLength = maxKeyLength;
+    }
+
+    public boolean isPropagateInboundKey() {
+        return propagateInboundKey;
+    }
+
+    public void setPropagateInboundKey(boolean propagateInboundKey) {
+        this.propagateInboundKey = propagateInboundKey;
     }
 
     public int getMaxBodySize() {
