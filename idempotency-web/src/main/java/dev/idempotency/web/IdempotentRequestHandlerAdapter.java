@@ -14,8 +14,10 @@ import dev.idempotency.IdempotentOperation;
 import dev.idempotency.ResultType;
 import dev.idempotency.Tier;
 import dev.idempotency.web.internal.RecordedResponse;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.Part;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -234,6 +236,9 @@ public final class IdempotentRequestHandlerAdapter
         Object body;
         if (isForm(request)) {
             body = parameters(request, null);
+        } else if (isMultipart(request)) {
+            // DispatcherServlet has parsed the parts already: the body's stream is spent, the parts are not
+            body = parts(request);
         } else {
             byte[] bytes = readBody(request);
             if (bytes == null) {
@@ -479,6 +484,32 @@ public final class IdempotentRequestHandlerAdapter
         return type != null && type.toLowerCase().startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE);
     }
 
+    private static boolean isMultipart(HttpServletRequest request) {
+        String type = request.getContentType();
+        return type != null && type.toLowerCase().startsWith("multipart/");
+    }
+
+    /** Each part by name: its file name, content type and the SHA-256 of its bytes. */
+    private static Map<String, List<Map<String, @Nullable String>>> parts(HttpServletRequest request)
+            throws IOException, ServletException {
+        Map<String, List<Map<String, @Nullable String>>> parts = new TreeMap<>();
+        for (Part part : request.getParts()) {
+            MessageDigest digest = sha256Digest();
+            try (InputStream in = part.getInputStream()) {
+                byte[] buffer = new byte[8192];
+                for (int n; (n = in.read(buffer)) != -1; ) {
+                    digest.update(buffer, 0, n);
+                }
+            }
+            Map<String, @Nullable String> facts = new TreeMap<>();
+            facts.put("filename", part.getSubmittedFileName());
+            facts.put("contentType", part.getContentType());
+            facts.put("sha256", HexFormat.of().formatHex(digest.digest()));
+            parts.computeIfAbsent(part.getName(), name -> new ArrayList<>()).add(facts);
+        }
+        return parts;
+    }
+
     /** The body, or null when it is longer than {@link #maxBodySize}. */
     private byte @Nullable [] readBody(HttpServletRequest request) throws IOException {
         if (request.getContentLengthLong() > maxBodySize) {
@@ -540,8 +571,12 @@ public final class IdempotentRequestHandlerAdapter
     }
 
     private static byte[] sha256(byte[] bytes) {
+        return sha256Digest().digest(bytes);
+    }
+
+    private static MessageDigest sha256Digest() {
         try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
+            return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }

@@ -297,4 +297,29 @@ abstract class AbstractIdempotentRequestTest {
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
         assertThat(orders.executions).hasValue(1);
     }
+
+    HttpResponse<byte[]> upload(String key, String content) throws Exception {
+        String boundary = "b" + UUID.randomUUID().toString().replace("-", "");
+        String body = "--" + boundary + "\r\n"
+                + "Content-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+                + "Content-Type: text/plain\r\n\r\n" + content + "\r\n--" + boundary + "--\r\n";
+        return http.send(HttpRequest.newBuilder(URI.create(base + "/uploads"))
+                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                .header("Idempotency-Key", key)
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    @Test
+    void aMultipartUploadIsFingerprintedByItsParts() throws Exception {
+        String key = newKey();
+        HttpResponse<byte[]> first = upload(key, "first file");
+        HttpResponse<byte[]> retry = upload(key, "first file");
+        HttpResponse<byte[]> other = upload(key, "other file");
+
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(retry.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(retry.body()).isEqualTo(first.body());
+        assertProblem(other, 422, IdempotencyProblems.KEY_REUSED);
+        assertThat(orders.executions).hasValue(1);
+    }
 }

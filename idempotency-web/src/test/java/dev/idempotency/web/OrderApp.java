@@ -148,6 +148,13 @@ class OrderApp {
             return created;
         }
 
+        @PostMapping("/uploads")
+        @IdempotentRequest(tier = Tier.REVERSIBLE)
+        public Map<String, Object> upload(@org.springframework.web.bind.annotation.RequestPart("file")
+                org.springframework.web.multipart.MultipartFile file) throws java.io.IOException {
+            return Map.of("n", probe.executions.incrementAndGet(), "size", file.getBytes().length);
+        }
+
         @PostMapping("/optional")
         @IdempotentRequest(tier = Tier.REVERSIBLE, required = false)
         public Map<String, Object> optional() {
