@@ -1,7 +1,6 @@
 package dev.idempotency.web;
 
 import dev.idempotency.ConfirmationRequiredException;
-import dev.idempotency.IdempotencyContext;
 import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyException;
@@ -41,6 +40,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -255,34 +255,36 @@ public final class IdempotentRequestHandlerAdapter
         ContentCachingResponseWrapper capture = new ContentCachingResponseWrapper(response);
         HttpServletRequest handled = buffered;
         AtomicReference<@Nullable Throwable> fromHandler = new AtomicReference<>();
-        try (IdempotencyContext.Scope context = IdempotencyContext.open()) {
-            RecordedResponse recorded;
-            try {
-                recorded = inTransaction(handling, () -> executor.execute(handling.operation, scopedKey, identity, () -> {
-                    try {
-                        return run(handled, capture, method);
-                    } catch (Throwable t) {
-                        fromHandler.set(t);
-                        throw t;
-                    }
-                }));
-            } catch (ServerError e) {
-                capture.copyBodyToResponse();
-                return null;
-            } catch (IdempotencyException e) {
-                if (e == fromHandler.get()) {
-                    throw e;
+        // whether the handler ran here: a replay never runs it (IdempotencyContext would also count a replay of an
+        // @Idempotent call the handler makes)
+        AtomicBoolean ran = new AtomicBoolean();
+        RecordedResponse recorded;
+        try {
+            recorded = inTransaction(handling, () -> executor.execute(handling.operation, scopedKey, identity, () -> {
+                ran.set(true);
+                try {
+                    return run(handled, capture, method);
+                } catch (Throwable t) {
+                    fromHandler.set(t);
+                    throw t;
                 }
-                answer(request, response, e);
-                return null;
+            }));
+        } catch (ServerError e) {
+            capture.copyBodyToResponse();
+            return null;
+        } catch (IdempotencyException e) {
+            if (e == fromHandler.get()) {
+                throw e;
             }
-            if (context.replayed()) {
-                replay(response, recorded);
-            } else {
-                capture.copyBodyToResponse();
-            }
+            answer(request, response, e);
             return null;
         }
+        if (ran.get()) {
+            capture.copyBodyToResponse();
+        } else {
+            replay(response, recorded);
+        }
+        return null;
     }
 
     /** Runs the handler into the capturing response; a 5xx becomes a {@link ServerError} unless recorded. */

@@ -86,13 +86,25 @@ class OrderApp {
         return new Probe(jdbc);
     }
 
+    /** A service the controller calls, idempotent in its own right (@Idempotent, on a key of its own). */
+    @org.springframework.stereotype.Service
+    static class Stock {
+        @dev.idempotency.Idempotent(key = "#sku", tier = Tier.REVERSIBLE)
+        public String reserve(String sku) {
+            return "reserved " + sku + " " + UUID.randomUUID();
+        }
+    }
+
     @RestController
     static class Orders {
         private final Probe probe;
         private final JdbcTemplate jdbc;
         private final DataSource dataSource;
 
-        Orders(Probe probe, JdbcTemplate jdbc, DataSource dataSource) {
+        private final Stock stock;
+
+        Orders(Probe probe, JdbcTemplate jdbc, DataSource dataSource, Stock stock) {
+            this.stock = stock;
             this.probe = probe;
             this.jdbc = jdbc;
             this.dataSource = dataSource;
@@ -153,6 +165,13 @@ class OrderApp {
         public Map<String, Object> upload(@org.springframework.web.bind.annotation.RequestPart("file")
                 org.springframework.web.multipart.MultipartFile file) throws java.io.IOException {
             return Map.of("n", probe.executions.incrementAndGet(), "size", file.getBytes().length);
+        }
+
+        @PostMapping("/reservations")
+        @IdempotentRequest(tier = Tier.REVERSIBLE)
+        public Map<String, Object> reserve(@RequestBody Map<String, String> body) {
+            probe.executions.incrementAndGet();
+            return Map.of("reservation", stock.reserve(body.get("sku")));
         }
 
         @PostMapping("/optional")
