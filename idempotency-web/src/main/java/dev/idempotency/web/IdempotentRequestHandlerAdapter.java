@@ -250,7 +250,7 @@ public final class IdempotentRequestHandlerAdapter
             body = bodyIdentity(request, bytes);
         }
         Object[] identity = {request.getMethod(), request.getRequestURI(), body, parameters(request, handling.parameters)};
-        String scopedKey = scopePrefix(scope.scope(request)) + key;
+        String scopedKey = storedKey(scope.scope(request), key);
 
         ContentCachingResponseWrapper capture = new ContentCachingResponseWrapper(response);
         HttpServletRequest handled = buffered;
@@ -565,11 +565,18 @@ public final class IdempotentRequestHandlerAdapter
         return chosen;
     }
 
-    // the scope is hashed into a fixed-length prefix: no principal name is stored, and no two (scope, key) pairs
-    // give one string
-    private static String scopePrefix(String scope) {
+    /**
+     * The key the engine gets for a header's key in a {@link RequestScope}: what an operator passes to
+     * {@code IdempotencyAdmin} (with the operation, {@value #DEFAULT_OPERATION} by default) to find, evict or release
+     * an HTTP request's record. The scope is hashed into a fixed-length prefix, so that no principal name is stored
+     * and no two (scope, key) pairs give one string.
+     *
+     * @param scope the request's scope ({@link RequestScope#scope}; the principal's name by default, empty for none)
+     * @param key   the header's key, unquoted
+     */
+    public static String storedKey(String scope, String key) {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(sha256(scope.getBytes(StandardCharsets.UTF_8)))
-                + ":";
+                + ":" + key;
     }
 
     private static byte[] sha256(byte[] bytes) {

@@ -334,4 +334,20 @@ abstract class AbstractIdempotentRequestTest {
         assertThat(second.headers().firstValue("Idempotent-Replayed")).isEmpty();
         assertThat(orders.executions).hasValue(2);
     }
+
+    @Test
+    void anOperatorFindsAndEvictsARequestsRecordThroughTheSameAdmin() throws Exception {
+        String key = newKey();
+        post("/orders", BODY, "Idempotency-Key", key, "X-User", "alice");
+        dev.idempotency.IdempotencyAdmin admin = server.context.getBean(dev.idempotency.IdempotencyAdmin.class);
+        String stored = IdempotentRequestHandlerAdapter.storedKey("alice", key);
+
+        assertThat(admin.find("http", stored)).isPresent();
+        assertThat(admin.find("http", IdempotentRequestHandlerAdapter.storedKey("bob", key))).isEmpty();
+        assertThat(admin.evict("http", stored)).isTrue();
+        HttpResponse<byte[]> after = post("/orders", BODY, "Idempotency-Key", key, "X-User", "alice");
+
+        assertThat(after.headers().firstValue("Idempotent-Replayed")).isEmpty();
+        assertThat(orders.executions).hasValue(2);
+    }
 }

@@ -278,4 +278,17 @@ class RetryLayersTest {
                 "\"forwarded-1\"");
         assertThat(server.probe.executions).hasValue(1);
     }
+
+    @Test
+    void aKeyTheRequestAlreadyCarriesIsKeptAndSafeMethodsGetNone() {
+        RestClient orders = client.getBean(RestClient.class);
+
+        IdempotencyKeys.call("bound-key", () -> orders.post().uri("/orders").header("Idempotency-Key", "\"own-key\"")
+                .contentType(MediaType.APPLICATION_JSON).body(new OrderApp.OrderRequest("book", 1)).retrieve()
+                .toBodilessEntity());
+        IdempotencyKeys.call("bound-key", () -> orders.get().uri("/orders").retrieve().onStatus(s -> true, (q, r) -> { })
+                .toBodilessEntity());
+
+        assertThat(server.probe.keysArrived).containsExactly("\"own-key\"");
+    }
 }
