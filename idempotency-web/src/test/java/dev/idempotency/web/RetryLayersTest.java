@@ -44,6 +44,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.web.client.HttpClientErrorException;
 import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClient;
 
@@ -88,6 +89,22 @@ class RetryLayersTest {
         }
     }
 
+    /** A gateway whose client times out, and which retries a timeout and a 409 (the first request still running). */
+    static class PatientGateway {
+        final RestClient orders;
+
+        PatientGateway(RestClient orders) {
+            this.orders = orders;
+        }
+
+        @Retryable(includes = {ResourceAccessException.class, HttpClientErrorException.Conflict.class}, maxRetries = 20,
+                delay = 20, jitter = 5)
+        public OrderReceipt place(OrderApp.OrderRequest order) {
+            return orders.post().uri("/orders").contentType(MediaType.APPLICATION_JSON).body(order)
+                    .retrieve().body(OrderReceipt.class);
+        }
+    }
+
     @Configuration
     @EnableTransactionManagement
     @EnableIdempotency
@@ -120,6 +137,25 @@ class RetryLayersTest {
         @Bean
         Gateway gateway(RestClient orders, DataSource dataSource) {
             return new Gateway(orders, dataSource);
+        }
+
+        @Bean
+        PatientGateway patientGateway() {
+            JdkClientHttpRequestFactory timingOut = new JdkClientHttpRequestFactory();
+            timingOut.setReadTimeout(Duration.ofMillis(300));
+            return new PatientGateway(RestClient.builder().baseUrl(server.base)
+                    .requestFactory(timingOut)
+                    .requestInterceptor(IdempotencyKeyInterceptor.create())
+                    .requestInterceptor((request, body, execution) -> {
+                        try {
+                            return execution.execute(request, body);
+                        } catch (IOException timedOut) {
+                            // the server's work outlived the client's timeout: let it finish now
+                            server.probe.release.countDown();
+                            throw timedOut;
+                        }
+                    })
+                    .build());
         }
     }
 
@@ -192,6 +228,8 @@ class RetryLayersTest {
     void startClient() {
         server.probe.executions.set(0);
         server.probe.keysArrived.clear();
+        server.probe.entered = new java.util.concurrent.CountDownLatch(1);
+        server.probe.release = new java.util.concurrent.CountDownLatch(0);
         server.probe.jdbc.update("delete from " + server.probe.table);
         lostResponses.set(0);
         sent.set(0);
@@ -290,5 +328,20 @@ class RetryLayersTest {
                 .toBodilessEntity());
 
         assertThat(server.probe.keysArrived).containsExactly("\"own-key\"");
+    }
+
+    @Test
+    void aClientThatTimesOutAndRetriesGetsTheOneOrderItsFirstAttemptPlaced() {
+        PatientGateway gateway = client.getBean(PatientGateway.class);
+        // the order takes longer than the client waits: held until the client has timed out once
+        server.probe.release = new java.util.concurrent.CountDownLatch(1);
+
+        OrderReceipt receipt = IdempotencyKeys.call(() -> gateway.place(new OrderApp.OrderRequest("lamp", 1)));
+
+        assertThat(receipt.item()).isEqualTo("lamp");
+        assertThat(server.probe.keysArrived).hasSizeGreaterThanOrEqualTo(2);
+        assertThat(Set.copyOf(server.probe.keysArrived)).hasSize(1);
+        assertThat(server.probe.executions).hasValue(1);
+        assertThat(server.probe.count()).isEqualTo(1);
     }
 }
