@@ -216,7 +216,9 @@ class RetryLayersTest {
 
     @BeforeAll
     static void startServer() {
-        server = OrderServer.onH2("idempotency.web.propagate-inbound-key=true");
+        // non-default properties, checked here too: the forwarding filter, another replayed-header name
+        server = OrderServer.onH2("idempotency.web.propagate-inbound-key=true",
+                "idempotency.web.replayed-header=X-Idempotent-Replay");
     }
 
     @AfterAll
@@ -343,5 +345,19 @@ class RetryLayersTest {
         assertThat(Set.copyOf(server.probe.keysArrived)).hasSize(1);
         assertThat(server.probe.executions).hasValue(1);
         assertThat(server.probe.count()).isEqualTo(1);
+    }
+
+    @Test
+    void theReplayedHeaderIsNamedByTheProperty() {
+        RestClient plain = RestClient.builder().baseUrl(server.base).build();
+        java.util.function.Supplier<org.springframework.http.ResponseEntity<Void>> send = () -> plain.post().uri("/orders")
+                .header("Idempotency-Key", "named-header-1").contentType(MediaType.APPLICATION_JSON)
+                .body(new OrderApp.OrderRequest("cup", 1)).retrieve().toBodilessEntity();
+
+        send.get();
+        org.springframework.http.HttpHeaders replay = send.get().getHeaders();
+
+        assertThat(replay.getFirst("X-Idempotent-Replay")).isEqualTo("true");
+        assertThat(replay.containsHeader("Idempotent-Replayed")).isFalse();
     }
 }
