@@ -350,4 +350,12 @@ abstract class AbstractIdempotentRequestTest {
         assertThat(after.headers().firstValue("Idempotent-Replayed")).isEmpty();
         assertThat(orders.executions).hasValue(2);
     }
+
+    @Test
+    void aBodyLargerThanTheLimitIs413AndRunsNothing() throws Exception {
+        String large = "{\"item\":\"" + "x".repeat(IdempotentRequestHandlerAdapter.DEFAULT_MAX_BODY_SIZE) + "\",\"quantity\":1}";
+
+        assertProblem(post("/orders", large, "Idempotency-Key", newKey()), 413, IdempotencyProblems.BODY_TOO_LARGE);
+        assertThat(orders.executions).hasValue(0);
+    }
 }
