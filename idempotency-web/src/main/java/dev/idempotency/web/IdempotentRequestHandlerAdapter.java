@@ -22,6 +22,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.Method;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -54,7 +55,9 @@ import org.springframework.beans.factory.annotation.BeanFactoryAnnotationUtils;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.HttpEntity;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.AnnotationTransactionAttributeSource;
@@ -373,13 +376,25 @@ public final class IdempotentRequestHandlerAdapter
         if (retryAfterValue != null) {
             response.setHeader("Retry-After", retryAfterValue);
         }
-        Map<String, Object> problem = new LinkedHashMap<>();
-        problem.put("type", type.toString());
-        problem.put("title", title);
-        problem.put("status", status);
-        problem.put("detail", detail);
-        problem.put("instance", request.getRequestURI());
-        byte[] bytes = mapper.writeValueAsBytes(problem);
+        ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatusCode.valueOf(status), detail);
+        problem.setType(type);
+        problem.setTitle(title);
+        try {
+            problem.setInstance(new URI(request.getRequestURI()));
+        } catch (URISyntaxException unusual) {
+            // a path the container let through but java.net.URI refuses: the problem goes without its instance
+        }
+        // written field by field, in RFC 9457's order, so that the body does not depend on the application's
+        // Jackson set-up (a ProblemDetail mix-in or not)
+        Map<String, Object> fields = new LinkedHashMap<>();
+        fields.put("type", String.valueOf(problem.getType()));
+        fields.put("title", String.valueOf(problem.getTitle()));
+        fields.put("status", problem.getStatus());
+        fields.put("detail", String.valueOf(problem.getDetail()));
+        if (problem.getInstance() != null) {
+            fields.put("instance", problem.getInstance().toString());
+        }
+        byte[] bytes = mapper.writeValueAsBytes(fields);
         response.setStatus(status);
         response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
         response.setContentLength(bytes.length);

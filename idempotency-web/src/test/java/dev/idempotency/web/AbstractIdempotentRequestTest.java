@@ -135,6 +135,8 @@ abstract class AbstractIdempotentRequestTest {
         HttpResponse<byte[]> response = post("/orders", BODY);
 
         assertProblem(response, 400, IdempotencyProblems.MISSING_KEY);
+        assertThat(json(response).get("instance").asString()).isEqualTo("/orders");
+        assertThat(json(response).get("detail").asString()).contains("Idempotency-Key");
         assertThat(orders.executions).hasValue(0);
     }
 
