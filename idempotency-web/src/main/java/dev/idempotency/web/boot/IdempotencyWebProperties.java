@@ -1,0 +1,107 @@
+package dev.idempotency.web.boot;
+
+import dev.idempotency.web.IdempotencyKeyHeader;
+import dev.idempotency.web.IdempotentRequestHandlerAdapter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/** {@code idempotency.web.*}: the {@code Idempotency-Key} header on Spring MVC; see {@code docs/http.md}. */
+@ConfigurationProperties("idempotency.web")
+public class IdempotencyWebProperties {
+
+    /** Whether @IdempotentRequest methods are applied. */
+    private boolean enabled = true;
+    /** The key space of @IdempotentRequest methods that name none. */
+    private String operation = IdempotentRequestHandlerAdapter.DEFAULT_OPERATION;
+    /** The header set to "true" on a replayed response. */
+    private String replayedHeader = IdempotentRequestHandlerAdapter.DEFAULT_REPLAYED_HEADER;
+    /** The response headers recorded with a first response and replayed. */
+    private List<String> replayedHeaders = new ArrayList<>(IdempotentRequestHandlerAdapter.DEFAULT_REPLAYED_HEADERS);
+    /** Whether a 5xx response is recorded and replayed (by default it is not, and the key is released). */
+    private boolean recordServerErrors;
+    /** The Retry-After of a 409 (request in flight), in whole seconds. */
+    private Duration retryAfter = Duration.ofSeconds(1);
+    /** The longest Idempotency-Key accepted (1 to 768 characters). */
+    private int maxKeyLength = IdempotencyKeyHeader.DEFAULT_MAX_LENGTH;
+    /**
+     * Whether an inbound request's Idempotency-Key is bound for the request, so that outbound RestClient calls through
+     * IdempotencyKeyInterceptor forward it (a gateway).
+     */
+    private boolean propagateInboundKey;
+    /** The largest request body of an idempotent request, in bytes (413 above). */
+    private int maxBodySize = IdempotentRequestHandlerAdapter.DEFAULT_MAX_BODY_SIZE;
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getOperation() {
+        return operation;
+    }
+
+    public void setOperation(String operation) {
+        this.operation = operation;
+    }
+
+    public String getReplayedHeader() {
+        return replayedHeader;
+    }
+
+    public void setReplayedHeader(String replayedHeader) {
+        this.replayedHeader = replayedHeader;
+    }
+
+    public List<String> getReplayedHeaders() {
+        return replayedHeaders;
+    }
+
+    public void setReplayedHeaders(List<String> replayedHeaders) {
+        this.replayedHeaders = replayedHeaders;
+    }
+
+    public boolean isRecordServerErrors() {
+        return recordServerErrors;
+    }
+
+    public void setRecordServerErrors(boolean recordServerErrors) {
+        this.recordServerErrors = recordServerErrors;
+    }
+
+    public Duration getRetryAfter() {
+        return retryAfter;
+    }
+
+    public void setRetryAfter(Duration retryAfter) {
+        this.retryAfter = retryAfter;
+    }
+
+    public int getMaxKeyLength() {
+        return maxKeyLength;
+    }
+
+    public void setMaxKeyLength(int maxKeyLength) {
+        this.maxKeyLength = maxKeyLength;
+    }
+
+    public boolean isPropagateInboundKey() {
+        return propagateInboundKey;
+    }
+
+    public void setPropagateInboundKey(boolean propagateInboundKey) {
+        this.propagateInboundKey = propagateInboundKey;
+    }
+
+    public int getMaxBodySize() {
+        return maxBodySize;
+    }
+
+    public void setMaxBodySize(int maxBodySize) {
+        this.maxBodySize = maxBodySize;
+    }
+}
