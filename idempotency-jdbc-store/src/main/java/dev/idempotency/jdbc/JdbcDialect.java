@@ -122,6 +122,45 @@ public abstract class JdbcDialect {
      */
     abstract boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException;
 
+    /**
+     * Whether {@link #claimAtOnce} claims a new key in one round trip (the lock wait bound, the insert, the read after
+     * a conflict and the restored setting travelling together). Then the store uses it for every {@code claim}.
+     */
+    boolean claimsAtOnce() {
+        return false;
+    }
+
+    /**
+     * One attempt at claiming a new key in one round trip, with the lock wait bounded by {@code timeout} and, in the
+     * caller's transaction, the caller's setting put back; it fails as {@link #withLockTimeout} does (a
+     * {@link LockTimeout} or {@link SerializationConflict} after undoing its own effects, the caller's transaction
+     * still usable unless the database aborted it).
+     *
+     * @param claim binds the insert's parameters from the given index on
+     * @param reader maps a row of {@link JdbcDialect#COLUMNS}
+     */
+    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
+            IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
+        throw new UnsupportedOperationException(name() + " claims in several round trips");
+    }
+
+    /** The outcome of one claim attempt: inserted, or the row that holds the key, or neither (deleted meanwhile). */
+    record ClaimAttempt(boolean inserted, dev.idempotency.store.@Nullable IdempotencyRecord holder) {
+        static final ClaimAttempt INSERTED = new ClaimAttempt(true, null);
+    }
+
+    /** Binds parameters of a prepared statement from an index on. */
+    @FunctionalInterface
+    interface IndexedBinder {
+        void bind(java.sql.PreparedStatement ps, int first) throws SQLException;
+    }
+
+    /** Maps the current row of {@link JdbcDialect#COLUMNS}. */
+    @FunctionalInterface
+    interface RowReader {
+        dev.idempotency.store.IdempotencyRecord read(ResultSet rs) throws SQLException;
+    }
+
     /** What a failure of a statement did to the transaction it ran in. */
     enum Failure {
         /** The statement's lock wait ran out; the statement alone was rolled back, unless the server says otherwise. */

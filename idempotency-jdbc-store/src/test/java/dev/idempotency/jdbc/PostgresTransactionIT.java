@@ -74,6 +74,46 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
         assertThat(after).isEqualTo("7s");
     }
 
+    /**
+     * The claim's batch sets its own lock_timeout inside a savepoint; when its insert times out the server skips the
+     * rest of the batch (the restore among it), and ROLLBACK TO SAVEPOINT must undo the setting as well.
+     */
+    @Test
+    void afterALockTimeoutTheCallersLockTimeoutIsBackAndItsTransactionGoesOn() throws Exception {
+        String key = uniqueKey("K-timeout-setting");
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<Void> owner = CompletableFuture.runAsync(() -> tx.executeWithoutResult(s -> {
+            assertThat(store.claim(request(key, Duration.ofSeconds(5))).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+            held.countDown();
+            try {
+                assertThat(release.await(30, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            s.setRollbackOnly();
+        }));
+        try {
+            assertThat(held.await(20, TimeUnit.SECONDS)).isTrue();
+            String after = tx.execute(s -> {
+                jdbc.execute("SET LOCAL lock_timeout = '7s'");
+                insertBusinessRow("before");
+                assertThat(store.claim(request(key, Duration.ofMillis(200))).kind())
+                        .isEqualTo(ClaimResult.Kind.LOCK_TIMEOUT);
+                insertBusinessRow("after");
+                return jdbc.queryForObject("SHOW lock_timeout", String.class);
+            });
+            assertThat(after).isEqualTo("7s");
+        } finally {
+            release.countDown();
+        }
+        owner.get(30, TimeUnit.SECONDS);
+        assertThat(businessRows()).isEqualTo(2);
+        // the owner rolled back: the key is free, and the caller's session is back to its own setting
+        assertThat(store.claim(request(key, Duration.ofSeconds(1))).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+    }
+
     @Test
     void underRepeatableReadAKeyCommittedAfterTheSnapshotAsksForANewTransactionWhichReplays() {
         IdempotentOperation<String> op = operation(Duration.ofSeconds(5));
