@@ -185,8 +185,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         JdbcDialect dialect = rs.dialect();
         try {
             if (observed == null && dialect.claimsAtOnce()) {
-                return execute(task, () -> describe(r), true, (con, inTransaction) -> claimAtOnce(con, rs, r,
-                        inTransaction));
+                // a single statement commits on its own without the caller's transaction: no local one around it
+                return execute(task, () -> describe(r), !dialect.claimAtOnceIsOneStatement(), (con, inTransaction) ->
+                        claimAtOnce(con, rs, r, inTransaction));
             }
             return execute(task, () -> describe(r), true, (con, inTransaction) ->
                     dialect.withLockTimeout(con, inTransaction, r.lockTimeout(), () -> {
@@ -278,14 +279,29 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      */
     private ClaimResult claimAtOnce(Connection con, Resolved rs, ClaimRequest r, boolean inTransaction)
             throws SQLException {
+        // MariaDB in the caller's transaction: read before writing, see locksRowsItMeets
+        boolean readFirst = inTransaction && rs.dialect().locksRowsItMeets();
+        if (readFirst) {
+            Optional<IdempotencyRecord> committed = query(con, rs.sql().select(), r.keyHash());
+            if (committed.isPresent()) {
+                // committed (or this transaction's own): no lock taken, so its owner can record its outcome
+                return ClaimResult.existing(committed.get());
+            }
+        }
         for (int attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
             JdbcDialect.ClaimAttempt a = rs.dialect().claimAtOnce(con, inTransaction, r.lockTimeout(), rs.sql(),
                     (ps, first) -> bindClaim(ps, first, r), r.keyHash(), this::map);
             if (a.inserted()) {
                 return ClaimResult.acquired(inTransaction);
             }
-            if (a.holder() != null) {
-                return ClaimResult.existing(a.holder());
+            IdempotencyRecord holder = a.holder();
+            if (holder != null) {
+                if (readFirst && holder.status() == IdempotencyRecord.Status.IN_FLIGHT) {
+                    // committed in flight after the plain read (or this transaction's snapshot): the insert now
+                    // holds its row lock until this transaction ends, which the owner needs to record its outcome
+                    throw committedInFlightMeanwhile(r);
+                }
+                return ClaimResult.existing(holder);
             }
         }
         throw vanished(r);
