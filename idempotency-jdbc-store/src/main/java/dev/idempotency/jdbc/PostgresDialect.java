@@ -125,6 +125,23 @@ final class PostgresDialect extends JdbcDialect {
         }
     }
 
+    /**
+     * An instant as a {@link java.sql.Timestamp} of its epoch milliseconds (exact: the executor truncates instants to
+     * milliseconds). pgjdbc writes it with the offset of its cached default calendar, which {@code timestamptz} turns
+     * back into the same instant, whatever the JVM's or the session's time zone; an {@code OffsetDateTime} would cost
+     * a new calendar and zone rules per bind.
+     */
+    @Override
+    Object timestamp(java.time.Instant instant) {
+        return new java.sql.Timestamp(instant.toEpochMilli());
+    }
+
+    @Override
+    java.time.@Nullable Instant instant(ResultSet rs, int column) throws SQLException {
+        java.sql.Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+
     @Override
     boolean claimsAtOnce() {
         return true;

@@ -197,6 +197,33 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
         assertThat(stored).isEqualTo(r.now().toString().substring(0, 23));
     }
 
+    /**
+     * Instants are bound as {@code java.sql.Timestamp}s, which pgjdbc writes in the JVM's default time zone with its
+     * offset: exact in any zone, the hour that a daylight-saving change repeats included.
+     */
+    @Test
+    void instantsAreExactWhateverTheJvmTimeZoneEvenInARepeatedHour() {
+        java.util.TimeZone jvm = java.util.TimeZone.getDefault();
+        // 01:30 happens twice in New York on 2026-11-01: this is the second one (EST, after the clocks went back)
+        java.time.Instant repeated = java.time.Instant.parse("2026-11-01T06:30:00.123Z");
+        String key = uniqueKey("K-jvm-tz");
+        // created in the first 01:30 (EDT), leased until the second (EST)
+        ClaimRequest r = new ClaimRequest(dev.idempotency.internal.Keys.hash("Orders.create", "", key),
+                "Orders.create", key, dev.idempotency.internal.Keys.sha256().digest(new byte[] {1}),
+                dev.idempotency.Tier.REVERSIBLE, repeated.minusSeconds(3600).plusMillis(7), repeated,
+                repeated.plusSeconds(86_400), Duration.ofSeconds(5));
+        try {
+            java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("America/New_York"));
+            assertThat(store.claim(r).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+            assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        } finally {
+            java.util.TimeZone.setDefault(jvm);
+        }
+        assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        assertThat(jdbc.queryForObject("SELECT to_char(lease_until AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS') "
+                + "FROM " + table, String.class)).isEqualTo("2026-11-01T06:30:00.123");
+    }
+
     @Test
     void underRepeatableReadAKeyCommittedBeforeTheSnapshotReplaysAtOnce() {
         ClaimRequest done = request("K-rr-before", Duration.ofSeconds(5));
