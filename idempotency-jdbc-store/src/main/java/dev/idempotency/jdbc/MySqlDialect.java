@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * MySQL and MariaDB (InnoDB).
+ * MySQL (InnoDB), and MariaDB on a table made by {@code schema-mysql.sql}; {@link MariaDbDialect} extends it with a
+ * one-statement claim.
  *
  * <p>The claim is {@code INSERT ... ON DUPLICATE KEY UPDATE} whose update changes nothing: a duplicate raises no
  * error, and any other error still does ({@code INSERT IGNORE} would turn them into warnings). Whether the row was
