@@ -194,7 +194,7 @@ public final class GuardTables {
     /** The {@code INT_METADATA_STORE} statement of the schema script in Spring Integration's own jar. */
     private String springIntegrationMetadataTable(String prefix) {
         String script = "org/springframework/integration/jdbc/schema-"
-                + (db == Database.MARIADB ? "mysql" : db.name().toLowerCase(Locale.ROOT)) + ".sql";
+                + db.name().toLowerCase(Locale.ROOT) + ".sql";
         String text = resource(script);
         Matcher m = Pattern.compile("CREATE TABLE INT_METADATA_STORE\\b.*?\\)\\s*(?:ENGINE=InnoDB)?\\s*;",
                 Pattern.DOTALL).matcher(text);

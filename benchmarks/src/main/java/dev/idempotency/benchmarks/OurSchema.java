@@ -27,7 +27,7 @@ final class OurSchema {
     /** The shipped script's statements for {@code table}, separated by {@code ;\n}. */
     static String create(Database db, String table) {
         String script = GuardTables.resource("dev/idempotency/jdbc/schema-"
-                + (db == Database.MARIADB ? "mysql" : db.name().toLowerCase(Locale.ROOT)) + ".sql");
+                + db.name().toLowerCase(Locale.ROOT) + ".sql");
         List<String> lines = new ArrayList<>();
         for (String line : script.split("\n")) {
             if (!line.strip().startsWith("--")) {

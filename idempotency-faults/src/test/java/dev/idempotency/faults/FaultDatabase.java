@@ -38,7 +38,7 @@ final class FaultDatabase implements AutoCloseable {
     enum Kind {
         H2("h2", "dev/idempotency/jdbc/schema-h2.sql"),
         POSTGRESQL("postgresql", "dev/idempotency/jdbc/schema-postgresql.sql"),
-        MARIADB("mariadb", "dev/idempotency/jdbc/schema-mysql.sql");
+        MARIADB("mariadb", "dev/idempotency/jdbc/schema-mariadb.sql");
 
         final String label;
         final String schema;

@@ -182,7 +182,9 @@ final class FaultInjector extends DelegatingDataSource {
 
     private boolean isClaim(String sql) {
         String s = sql.stripLeading().toUpperCase(Locale.ROOT);
-        return s.startsWith("INSERT") && s.contains(database.tables.idempotency().toUpperCase(Locale.ROOT));
+        // the insert alone, or inside the dialect's one-round-trip claim (PostgreSQL: SAVEPOINT ...; INSERT ...; MariaDB:
+        // SET STATEMENT ... FOR INSERT ...)
+        return s.contains("INSERT INTO " + database.tables.idempotency().toUpperCase(Locale.ROOT) + " ");
     }
 
     private boolean isRecord(String sql) {

@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * The SQL of one database for {@link JdbcIdempotencyStore}. The store picks one from the JDBC metadata's product
  * name ({@link #forProductName(String)}); {@link JdbcIdempotencyStore.Builder#dialect(JdbcDialect)} wins over that.
  *
- * <p>Built in: {@link #h2()}, {@link #postgresql()} and {@link #mysql()} (MySQL and MariaDB). Each ships its table as
+ * <p>Built in: {@link #h2()}, {@link #postgresql()}, {@link #mysql()} and {@link #mariadb()}. Each ships its table as
  * a script on the classpath, {@link #schemaLocation()}, to copy into Flyway or Liquibase migrations. The class cannot
  * be extended outside this package: a new database gets a new store through the {@code IdempotencyStore} SPI and the
  * store TCK.
@@ -41,9 +41,22 @@ public abstract class JdbcDialect {
         return PostgresDialect.INSTANCE;
     }
 
-    /** MySQL 8 or later and MariaDB 10.6 or later (InnoDB). */
+    /**
+     * MySQL 8 or later (InnoDB), and MariaDB 10.6 or later on a table made by {@code schema-mysql.sql}: each claim
+     * sets the session's lock wait and puts it back around its insert, and reads a session variable to tell a
+     * conflict.
+     */
     public static JdbcDialect mysql() {
         return MySqlDialect.INSTANCE;
+    }
+
+    /**
+     * MariaDB 10.6 or later (InnoDB), on a table made by {@code schema-mariadb.sql}: a claim of a new key is one
+     * statement ({@code SET STATEMENT innodb_lock_wait_timeout = n FOR INSERT ... RETURNING ...}), otherwise as
+     * {@link #mysql()}.
+     */
+    public static JdbcDialect mariadb() {
+        return MariaDbDialect.INSTANCE;
     }
 
     /**
@@ -59,7 +72,10 @@ public abstract class JdbcDialect {
         if (name.startsWith("postgresql")) {
             return postgresql();
         }
-        if (name.startsWith("mysql") || name.startsWith("mariadb")) {
+        if (name.startsWith("mariadb")) {
+            return mariadb();
+        }
+        if (name.startsWith("mysql")) {
             return mysql();
         }
         throw new IllegalArgumentException("no idempotency JDBC dialect for database product '" + productName
@@ -67,7 +83,7 @@ public abstract class JdbcDialect {
                 + ".dialect(...), or implement IdempotencyStore for this database)");
     }
 
-    /** A short name: {@code h2}, {@code postgresql} or {@code mysql}. */
+    /** A short name: {@code h2}, {@code postgresql}, {@code mysql} or {@code mariadb}. */
     public abstract String name();
 
     /**
@@ -121,6 +137,53 @@ public abstract class JdbcDialect {
      * @return true if the row was inserted, false if a row with that key hash exists (committed)
      */
     abstract boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException;
+
+    /**
+     * Whether {@link #claimAtOnce} claims a new key in one round trip (the lock wait bound, the insert, the read after
+     * a conflict and the restored setting travelling together). Then the store uses it for every {@code claim}.
+     */
+    boolean claimsAtOnce() {
+        return false;
+    }
+
+    /**
+     * Whether {@link #claimAtOnce} is a single statement, which commits on its own on an auto-committing connection:
+     * then the store needs no local transaction around a claim without the caller's.
+     */
+    boolean claimAtOnceIsOneStatement() {
+        return false;
+    }
+
+    /**
+     * One attempt at claiming a new key in one round trip, with the lock wait bounded by {@code timeout} and, in the
+     * caller's transaction, the caller's setting put back; it fails as {@link #withLockTimeout} does (a
+     * {@link LockTimeout} or {@link SerializationConflict} after undoing its own effects, the caller's transaction
+     * still usable unless the database aborted it).
+     *
+     * @param claim binds the insert's parameters from the given index on
+     * @param reader maps a row of {@link JdbcDialect#COLUMNS}
+     */
+    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
+            IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
+        throw new UnsupportedOperationException(name() + " claims in several round trips");
+    }
+
+    /** The outcome of one claim attempt: inserted, or the row that holds the key, or neither (deleted meanwhile). */
+    record ClaimAttempt(boolean inserted, dev.idempotency.store.@Nullable IdempotencyRecord holder) {
+        static final ClaimAttempt INSERTED = new ClaimAttempt(true, null);
+    }
+
+    /** Binds parameters of a prepared statement from an index on. */
+    @FunctionalInterface
+    interface IndexedBinder {
+        void bind(java.sql.PreparedStatement ps, int first) throws SQLException;
+    }
+
+    /** Maps the current row of {@link JdbcDialect#COLUMNS}. */
+    @FunctionalInterface
+    interface RowReader {
+        dev.idempotency.store.IdempotencyRecord read(ResultSet rs) throws SQLException;
+    }
 
     /** What a failure of a statement did to the transaction it ran in. */
     enum Failure {

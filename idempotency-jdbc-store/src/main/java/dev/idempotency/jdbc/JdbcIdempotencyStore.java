@@ -184,6 +184,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         JdbcDialect dialect = rs.dialect();
         try {
+            if (observed == null && dialect.claimsAtOnce()) {
+                // a single statement commits on its own without the caller's transaction: no local one around it
+                return execute(task, () -> describe(r), !dialect.claimAtOnceIsOneStatement(), (con, inTransaction) ->
+                        claimAtOnce(con, rs, r, inTransaction));
+            }
             return execute(task, () -> describe(r), true, (con, inTransaction) ->
                     dialect.withLockTimeout(con, inTransaction, r.lockTimeout(), () -> {
                         // MySQL/MariaDB in the caller's transaction: read before writing, see locksRowsItMeets
@@ -265,20 +270,63 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             }
             // the row that made the insert conflict was deleted (released, resolved or purged) before it was read
         }
-        throw new IllegalStateException("JdbcIdempotencyStore.claim: the row of " + r + " conflicted and vanished "
+        throw vanished(r);
+    }
+
+    /**
+     * A claim in one round trip per attempt ({@link JdbcDialect#claimsAtOnce()}); retried while a conflicting row
+     * vanishes before it is read.
+     */
+    private ClaimResult claimAtOnce(Connection con, Resolved rs, ClaimRequest r, boolean inTransaction)
+            throws SQLException {
+        // MariaDB in the caller's transaction: read before writing, see locksRowsItMeets
+        boolean readFirst = inTransaction && rs.dialect().locksRowsItMeets();
+        if (readFirst) {
+            Optional<IdempotencyRecord> committed = query(con, rs.sql().select(), r.keyHash());
+            if (committed.isPresent()) {
+                // committed (or this transaction's own): no lock taken, so its owner can record its outcome
+                return ClaimResult.existing(committed.get());
+            }
+        }
+        for (int attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
+            JdbcDialect.ClaimAttempt a = rs.dialect().claimAtOnce(con, inTransaction, r.lockTimeout(), rs.sql(),
+                    (ps, first) -> bindClaim(ps, first, r), r.keyHash(), this::map);
+            if (a.inserted()) {
+                return ClaimResult.acquired(inTransaction);
+            }
+            IdempotencyRecord holder = a.holder();
+            if (holder != null) {
+                if (readFirst && holder.status() == IdempotencyRecord.Status.IN_FLIGHT) {
+                    // committed in flight after the plain read (or this transaction's snapshot): the insert now
+                    // holds its row lock until this transaction ends, which the owner needs to record its outcome
+                    throw committedInFlightMeanwhile(r);
+                }
+                return ClaimResult.existing(holder);
+            }
+        }
+        throw vanished(r);
+    }
+
+    private IllegalStateException vanished(ClaimRequest r) {
+        return new IllegalStateException("JdbcIdempotencyStore.claim: the row of " + r + " conflicted and vanished "
                 + CONFLICT_ATTEMPTS + " times in a row; is the table '" + tableName + "' under a purge storm?");
     }
 
     private void bindClaim(PreparedStatement ps, ClaimRequest r) throws SQLException {
+        bindClaim(ps, 1, r);
+    }
+
+    /** Binds the claim's eight parameters from {@code first} on. */
+    private void bindClaim(PreparedStatement ps, int first, ClaimRequest r) throws SQLException {
         JdbcDialect d = resolve().dialect();
-        ps.setBytes(1, r.keyHash());
-        ps.setString(2, r.operation());
-        ps.setString(3, r.key());
-        ps.setBytes(4, r.fingerprint());
-        ps.setString(5, r.tier().name());
-        ps.setObject(6, d.timestamp(r.leaseUntil()));
-        ps.setObject(7, d.timestamp(r.now()));
-        ps.setObject(8, d.timestamp(r.expiresAt()));
+        ps.setBytes(first, r.keyHash());
+        ps.setString(first + 1, r.operation());
+        ps.setString(first + 2, r.key());
+        ps.setBytes(first + 3, r.fingerprint());
+        ps.setString(first + 4, r.tier().name());
+        ps.setObject(first + 5, d.timestamp(r.leaseUntil()));
+        ps.setObject(first + 6, d.timestamp(r.now()));
+        ps.setObject(first + 7, d.timestamp(r.expiresAt()));
     }
 
     /**

@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * MySQL and MariaDB (InnoDB).
+ * MySQL (InnoDB), and MariaDB on a table made by {@code schema-mysql.sql}; {@link MariaDbDialect} extends it with a
+ * one-statement claim.
  *
  * <p>The claim is {@code INSERT ... ON DUPLICATE KEY UPDATE} whose update changes nothing: a duplicate raises no
  * error, and any other error still does ({@code INSERT IGNORE} would turn them into warnings). Whether the row was
@@ -37,7 +38,7 @@ import org.jspecify.annotations.Nullable;
  * <p>{@code DATETIME(3)} has no time zone: instants are written and read as UTC {@link LocalDateTime}s, which the
  * drivers pass through unconverted, so the session's {@code time_zone} never shifts them.
  */
-final class MySqlDialect extends JdbcDialect {
+class MySqlDialect extends JdbcDialect {
 
     static final MySqlDialect INSTANCE = new MySqlDialect();
 
@@ -53,7 +54,27 @@ final class MySqlDialect extends JdbcDialect {
     private static final String READ_CLAIM_TOKEN = "SELECT @idempotency_claim_token";
     private static final String READ_ROLLBACK_ON_TIMEOUT = "SELECT @@GLOBAL.innodb_rollback_on_timeout";
 
-    private static final Statements STATEMENTS = Statements.standard(
+    /** The read after a conflict: a locking read, which sees the latest committed version. */
+    static final String SELECT_LATEST = """
+            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
+                   expires_at
+              FROM {table} WHERE key_hash = ? FOR UPDATE
+            """;
+
+    // walks the expires_at index in order, so that two nodes lock rows in the same order and queue rather than
+    // deadlock; completed rows only
+    static final String PURGE = """
+            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
+             ORDER BY expires_at LIMIT ?
+            """;
+
+    /** MySQL and MariaDB have no IS NOT DISTINCT FROM. */
+    static final String NULL_SAFE_EQUALS = "<=>";
+
+    /** The columns are UTC DATETIME(3); NOW() would be in the session's time_zone. */
+    static final String CLOCK = "UTC_TIMESTAMP(3)";
+
+    static final Statements STATEMENTS = Statements.standard(
             // ON DUPLICATE KEY UPDATE that changes nothing: no duplicate-key error, and no other error swallowed;
             // the duplicate branch records this claim's token (last parameter, never 0) so that the conflict can be
             // told. The token is the IF's condition: an assignment under IS NULL is folded away by the optimizer
@@ -63,23 +84,9 @@ final class MySqlDialect extends JdbcDialect {
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
             ON DUPLICATE KEY UPDATE key_hash = IF(@idempotency_claim_token := ?, key_hash, key_hash)
             """,
-            """
-            SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
-                   expires_at
-              FROM {table} WHERE key_hash = ? FOR UPDATE
-            """,
-            // walks the expires_at index in order, so that two nodes lock rows in the same order and queue rather
-            // than deadlock; completed rows only
-            """
-            DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
-             ORDER BY expires_at LIMIT ?
-            """,
-            // MySQL and MariaDB have no IS NOT DISTINCT FROM
-            "<=>",
-            // the columns are UTC DATETIME(3); NOW() would be in the session's time_zone
-            "UTC_TIMESTAMP(3)");
+            SELECT_LATEST, PURGE, NULL_SAFE_EQUALS, CLOCK);
 
-    private MySqlDialect() {
+    MySqlDialect() {
     }
 
     @Override

@@ -24,18 +24,46 @@ final class PostgresDialect extends JdbcDialect {
     private static final String DEADLOCK_DETECTED = "40P01";
 
 
-    // the read after a conflict is the shared plain SELECT: under READ COMMITTED a new statement sees the row that
-    // made the insert do nothing; under REPEATABLE READ such a row committed after the snapshot makes the insert
-    // itself fail (40001), never that read
-    private static final Statements STATEMENTS = Statements.standard(
-            // ON CONFLICT DO NOTHING: a duplicate is no error, so the caller's transaction is never aborted by one;
-            // it still waits for an uncommitted conflicting row, then inserts (that transaction rolled back) or not
-            """
+    // ON CONFLICT DO NOTHING: a duplicate is no error, so the caller's transaction is never aborted by one; it still
+    // waits for an uncommitted conflicting row, then inserts (that transaction rolled back) or not
+    private static final String INSERT = """
             INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
                                  created_at, expires_at)
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
-            ON CONFLICT (key_hash) DO NOTHING
-            """,
+            ON CONFLICT (key_hash) DO NOTHING""";
+
+    // a statement of its own, after the insert: under READ COMMITTED it sees the row that made the insert do nothing
+    // (committed while the insert waited); under REPEATABLE READ such a row committed after the snapshot makes the
+    // insert itself fail (40001), never this read
+    private static final String READ = "SELECT " + COLUMNS + " FROM {table} WHERE key_hash = ?";
+
+    // The claim of a new key in the caller's transaction, one constant text prepared once and sent in one round trip
+    // (pgjdbc sends the statements of one execute with a single Sync): a savepoint; the caller's lock_timeout saved
+    // in a transaction-local setting of our own and ours set; the insert; the read; the caller's lock_timeout put
+    // back; the savepoint released. When a statement fails (a lock timeout, a serialization failure, a deadlock) the
+    // server skips the rest, and ROLLBACK TO SAVEPOINT undoes the insert and both settings.
+    // Parameters: our lock_timeout ('<n>ms'), the insert's eight, the key hash.
+    private static final String CLAIM_AT_ONCE = String.join(";\n",
+            "SAVEPOINT idempotency_claim",
+            "SELECT set_config('idempotency.lock_timeout', current_setting('lock_timeout'), true), "
+                    + "set_config('lock_timeout', ?, true)",
+            INSERT,
+            READ,
+            "SELECT set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true)",
+            "RELEASE SAVEPOINT idempotency_claim");
+    private static final int AT_ONCE_RESULTS = 6;
+    private static final int AT_ONCE_INSERT = 2;
+
+    // the same in the store's own short transaction: nothing to save or put back, its end resets lock_timeout
+    private static final String CLAIM_AT_ONCE_LOCAL = String.join(";\n",
+            "SELECT set_config('lock_timeout', ?, true)",
+            INSERT,
+            READ);
+    private static final int AT_ONCE_LOCAL_RESULTS = 3;
+    private static final int AT_ONCE_LOCAL_INSERT = 1;
+
+    private static final Statements STATEMENTS = Statements.standard(
+            INSERT,
             // SKIP LOCKED: nodes purging at once take disjoint batches instead of queueing on each other's rows
             """
             DELETE FROM {table}
@@ -46,7 +74,7 @@ final class PostgresDialect extends JdbcDialect {
                                  FOR UPDATE SKIP LOCKED)
             """,
             // the time when the statement runs; now() would be the start of the transaction
-            "clock_timestamp()");
+            "clock_timestamp()").withClaimAtOnce(CLAIM_AT_ONCE, CLAIM_AT_ONCE_LOCAL);
 
     private PostgresDialect() {
     }
@@ -94,6 +122,64 @@ final class PostgresDialect extends JdbcDialect {
                 rollbackTo(con, e);
             }
             throw e;
+        }
+    }
+
+    /**
+     * An instant as a {@link java.sql.Timestamp} of its epoch milliseconds (exact: the executor truncates instants to
+     * milliseconds). pgjdbc writes it with the offset of its cached default calendar, which {@code timestamptz} turns
+     * back into the same instant, whatever the JVM's or the session's time zone; an {@code OffsetDateTime} would cost
+     * a new calendar and zone rules per bind.
+     */
+    @Override
+    Object timestamp(java.time.Instant instant) {
+        return new java.sql.Timestamp(instant.toEpochMilli());
+    }
+
+    @Override
+    java.time.@Nullable Instant instant(ResultSet rs, int column) throws SQLException {
+        java.sql.Timestamp t = rs.getTimestamp(column);
+        return t == null ? null : t.toInstant();
+    }
+
+    @Override
+    boolean claimsAtOnce() {
+        return true;
+    }
+
+    @Override
+    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
+            IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
+        int results = inCallerTransaction ? AT_ONCE_RESULTS : AT_ONCE_LOCAL_RESULTS;
+        int insert = inCallerTransaction ? AT_ONCE_INSERT : AT_ONCE_LOCAL_INSERT;
+        try (PreparedStatement ps = con.prepareStatement(
+                inCallerTransaction ? sql.claimAtOnce() : sql.claimAtOnceLocal())) {
+            ps.setString(1, atLeastOneMilli(timeout) + "ms");
+            claim.bind(ps, 2);
+            ps.setBytes(10, keyHash);
+            boolean inserted = false;
+            dev.idempotency.store.@Nullable IdempotencyRecord holder = null;
+            // the results come in the order of the statements: walk exactly as many as were sent
+            boolean isResultSet = ps.execute();
+            for (int i = 0; i < results; i++) {
+                if (i > 0) {
+                    isResultSet = ps.getMoreResults();
+                }
+                if (i == insert) {
+                    inserted = !isResultSet && ps.getUpdateCount() == 1;
+                } else if (i == insert + 1 && isResultSet) {
+                    try (ResultSet rs = ps.getResultSet()) {
+                        holder = rs.next() ? reader.read(rs) : null;
+                    }
+                }
+            }
+            return inserted ? ClaimAttempt.INSERTED : new ClaimAttempt(false, holder);
+        } catch (SQLException e) {
+            if (inCallerTransaction) {
+                // undoes whatever ran (the insert, both settings) and un-aborts the caller's transaction
+                rollbackTo(con, e);
+            }
+            throw asConflict(e);
         }
     }
 

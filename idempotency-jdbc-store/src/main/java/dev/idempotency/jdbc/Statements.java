@@ -39,6 +39,10 @@ import java.util.function.UnaryOperator;
  * @param resolveDelete      the same, deleting: key_hash, status, lease_until (null-safe), expires_at
  * @param purge              now, batch size (then whatever the dialect adds); a row must also have expired by the
  *                           database's clock
+ * @param claimAtOnce        the whole claim of a new key in the caller's transaction as one round trip, lock wait
+ *                           bound and read after a conflict included, when the dialect has one
+ *                           ({@link JdbcDialect#claimsAtOnce()}); else empty
+ * @param claimAtOnceLocal   the same in the store's own short transaction; else empty
  */
 record Statements(
         String insert,
@@ -55,14 +59,24 @@ record Statements(
         String renew,
         String resolveWithResult,
         String resolveDelete,
-        String purge) {
+        String purge,
+        String claimAtOnce,
+        String claimAtOnceLocal) {
+
+    /** These statements with the one-round-trip claims of a dialect ({@code {table}} in place). */
+    Statements withClaimAtOnce(String inCallerTransaction, String local) {
+        return new Statements(insert, select, selectLatest, takeOverLeased, takeOverUnleased, selectIfOver, complete,
+                release, markNeedsReview, markNeedsReviewIfStale, selectIfStale, renew, resolveWithResult,
+                resolveDelete, purge, inCallerTransaction, local);
+    }
 
     Statements forTable(String table) {
         UnaryOperator<String> t = sql -> sql.replace(JdbcDialect.TABLE, table).strip();
         return new Statements(t.apply(insert), t.apply(select), t.apply(selectLatest), t.apply(takeOverLeased),
                 t.apply(takeOverUnleased), t.apply(selectIfOver), t.apply(complete), t.apply(release),
-                t.apply(markNeedsReview), t.apply(markNeedsReviewIfStale), t.apply(selectIfStale), t.apply(renew), t.apply(resolveWithResult), t.apply(resolveDelete),
-                t.apply(purge));
+                t.apply(markNeedsReview), t.apply(markNeedsReviewIfStale), t.apply(selectIfStale), t.apply(renew),
+                t.apply(resolveWithResult), t.apply(resolveDelete), t.apply(purge), t.apply(claimAtOnce),
+                t.apply(claimAtOnceLocal));
     }
 
     /**
@@ -155,6 +169,8 @@ record Statements(
                 DELETE FROM {table}
                  WHERE key_hash = ? AND status = ? AND lease_until {null-safe-equals} ? AND expires_at = ?
                 """),
-                d.apply(purge));
+                d.apply(purge),
+                "",
+                "");
     }
 }

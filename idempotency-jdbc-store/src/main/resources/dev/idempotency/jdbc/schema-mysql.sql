@@ -1,4 +1,5 @@
--- The idempotency table for MariaDB (10.6+) and MySQL (8.0+), InnoDB. Copy into your migrations; to use another
+-- The idempotency table for MySQL (8.0+), InnoDB; MariaDB has its own, schema-mariadb.sql (this one still serves
+-- MariaDB with JdbcIdempotencyStore.builder(..).dialect(JdbcDialect.mysql())). Copy into your migrations; to use another
 -- table name, replace every "idempotency_record" below (the index name included) and pass the name to
 -- JdbcIdempotencyStore.builder().tableName().
 -- key_hash is SHA-256(operation, scope, NFC(key)) as BINARY(32): no collation, case-folding or trailing-space rule

@@ -34,7 +34,8 @@ abstract class AbstractJdbcStoreTck extends AbstractStoreTransactionTest {
         table = TestSchema.uniqueTableName();
         TestSchema.create(dataSource(), dialect(), table);
         transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
-        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
+        JdbcIdempotencyStore.Builder builder = JdbcIdempotencyStore.builder(dataSource()).tableName(table);
+        JdbcIdempotencyStore store = (database().forcesDialect() ? builder.dialect(dialect()) : builder).build();
         org.assertj.core.api.Assertions.assertThat(store.dialect()).isSameAs(dialect());
         return store;
     }

@@ -19,7 +19,8 @@ class H2SchemaVerificationTest extends AbstractSchemaVerificationTest {
 
     @Test
     void everyShippedScriptDeclaresTheColumnsAndTheKeyTheCheckExpects() {
-        for (JdbcDialect dialect : List.of(JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql())) {
+        for (JdbcDialect dialect : List.of(JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql(),
+                JdbcDialect.mariadb())) {
             String script = TestSchema.script(dialect);
             assertThat(SchemaVerifier.columns(script)).as(dialect.schemaLocation()).contains("key_hash",
                     "operation", "idem_key", "fingerprint", "tier", "status", "result", "lease_until", "created_at",

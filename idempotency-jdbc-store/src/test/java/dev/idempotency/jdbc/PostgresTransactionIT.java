@@ -74,6 +74,46 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
         assertThat(after).isEqualTo("7s");
     }
 
+    /**
+     * The claim's batch sets its own lock_timeout inside a savepoint; when its insert times out the server skips the
+     * rest of the batch (the restore among it), and ROLLBACK TO SAVEPOINT must undo the setting as well.
+     */
+    @Test
+    void afterALockTimeoutTheCallersLockTimeoutIsBackAndItsTransactionGoesOn() throws Exception {
+        String key = uniqueKey("K-timeout-setting");
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<Void> owner = CompletableFuture.runAsync(() -> tx.executeWithoutResult(s -> {
+            assertThat(store.claim(request(key, Duration.ofSeconds(5))).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+            held.countDown();
+            try {
+                assertThat(release.await(30, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+            s.setRollbackOnly();
+        }));
+        try {
+            assertThat(held.await(20, TimeUnit.SECONDS)).isTrue();
+            String after = tx.execute(s -> {
+                jdbc.execute("SET LOCAL lock_timeout = '7s'");
+                insertBusinessRow("before");
+                assertThat(store.claim(request(key, Duration.ofMillis(200))).kind())
+                        .isEqualTo(ClaimResult.Kind.LOCK_TIMEOUT);
+                insertBusinessRow("after");
+                return jdbc.queryForObject("SHOW lock_timeout", String.class);
+            });
+            assertThat(after).isEqualTo("7s");
+        } finally {
+            release.countDown();
+        }
+        owner.get(30, TimeUnit.SECONDS);
+        assertThat(businessRows()).isEqualTo(2);
+        // the owner rolled back: the key is free, and the caller's session is back to its own setting
+        assertThat(store.claim(request(key, Duration.ofSeconds(1))).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+    }
+
     @Test
     void underRepeatableReadAKeyCommittedAfterTheSnapshotAsksForANewTransactionWhichReplays() {
         IdempotentOperation<String> op = operation(Duration.ofSeconds(5));
@@ -155,6 +195,33 @@ class PostgresTransactionIT extends AbstractTransactionBehaviourTest {
         String stored = jdbc.queryForObject("SELECT to_char(created_at AT TIME ZONE 'UTC', "
                 + "'YYYY-MM-DD\"T\"HH24:MI:SS.MS') FROM " + table, String.class);
         assertThat(stored).isEqualTo(r.now().toString().substring(0, 23));
+    }
+
+    /**
+     * Instants are bound as {@code java.sql.Timestamp}s, which pgjdbc writes in the JVM's default time zone with its
+     * offset: exact in any zone, the hour that a daylight-saving change repeats included.
+     */
+    @Test
+    void instantsAreExactWhateverTheJvmTimeZoneEvenInARepeatedHour() {
+        java.util.TimeZone jvm = java.util.TimeZone.getDefault();
+        // 01:30 happens twice in New York on 2026-11-01: this is the second one (EST, after the clocks went back)
+        java.time.Instant repeated = java.time.Instant.parse("2026-11-01T06:30:00.123Z");
+        String key = uniqueKey("K-jvm-tz");
+        // created in the first 01:30 (EDT), leased until the second (EST)
+        ClaimRequest r = new ClaimRequest(dev.idempotency.internal.Keys.hash("Orders.create", "", key),
+                "Orders.create", key, dev.idempotency.internal.Keys.sha256().digest(new byte[] {1}),
+                dev.idempotency.Tier.REVERSIBLE, repeated.minusSeconds(3600).plusMillis(7), repeated,
+                repeated.plusSeconds(86_400), Duration.ofSeconds(5));
+        try {
+            java.util.TimeZone.setDefault(java.util.TimeZone.getTimeZone("America/New_York"));
+            assertThat(store.claim(r).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+            assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        } finally {
+            java.util.TimeZone.setDefault(jvm);
+        }
+        assertThat(store.find(r.keyHash())).contains(r.toInFlightRecord());
+        assertThat(jdbc.queryForObject("SELECT to_char(lease_until AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS') "
+                + "FROM " + table, String.class)).isEqualTo("2026-11-01T06:30:00.123");
     }
 
     @Test

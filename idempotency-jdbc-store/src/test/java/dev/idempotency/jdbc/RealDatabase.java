@@ -29,16 +29,24 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     private final JdbcDialect dialect;
     private final int poolSize;
     private final @Nullable String isolation;
+    /** Whether stores are given the dialect rather than detecting it (MySQL's statements on a MariaDB server). */
+    private final boolean forced;
     private final List<String> tables = new ArrayList<>();
     private @Nullable HikariDataSource pool;
 
     private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
             @Nullable String isolation) {
+        this(variable, fixedUrl, dialect, poolSize, isolation, false);
+    }
+
+    private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
+            @Nullable String isolation, boolean forced) {
         this.variable = variable;
         this.fixedUrl = fixedUrl;
         this.dialect = dialect;
         this.poolSize = poolSize;
         this.isolation = isolation;
+        this.forced = forced;
     }
 
     /** PostgreSQL with a pool of {@code poolSize}, every connection at the driver's default isolation. */
@@ -48,7 +56,15 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
 
     /** MariaDB with a pool of {@code poolSize}, every connection at the driver's default isolation. */
     static RealDatabase mariadb(int poolSize) {
-        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null);
+        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mariadb(), poolSize, null);
+    }
+
+    /**
+     * MariaDB with MySQL's statements and script, set with {@code .dialect(JdbcDialect.mysql())}: no MySQL server is
+     * at hand, and MariaDB runs every statement of that dialect.
+     */
+    static RealDatabase mariadbAsMySql(int poolSize) {
+        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null, true);
     }
 
     /** An embedded in-memory H2 database of the suite's own, with a pool of {@code poolSize}. */
@@ -59,7 +75,7 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
 
     /** The same database with every connection at {@code isolation} (a {@code TRANSACTION_*} name of Connection). */
     RealDatabase at(String isolation) {
-        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation);
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced);
     }
 
     @Override
@@ -108,12 +124,18 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
         return dialect;
     }
 
+    /** Whether stores must be given {@link #dialect()} rather than detect it. */
+    boolean forcesDialect() {
+        return forced;
+    }
+
     /** A store on a new table of its own, dropped after the test. */
     IdempotencyStore newStore() {
         String table = TestSchema.uniqueTableName();
         TestSchema.create(dataSource(), dialect, table);
         tables.add(table);
-        return JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
+        JdbcIdempotencyStore.Builder b = JdbcIdempotencyStore.builder(dataSource()).tableName(table);
+        return (forced ? b.dialect(dialect) : b).build();
     }
 
     private void dropTables() {

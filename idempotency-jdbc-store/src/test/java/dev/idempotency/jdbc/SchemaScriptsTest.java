@@ -15,7 +15,8 @@ class SchemaScriptsTest {
     void everyDialectShipsItsScriptAndTheDocsQuoteIt() throws IOException {
         Path docs = Path.of(System.getProperty("basedir", ".")).resolve("../docs/stores.md");
         String guide = Files.readString(docs, StandardCharsets.UTF_8);
-        for (JdbcDialect dialect : new JdbcDialect[] {JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql()}) {
+        for (JdbcDialect dialect : new JdbcDialect[] {JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql(),
+                JdbcDialect.mariadb()}) {
             String script = TestSchema.script(dialect);
             assertThat(script).contains("CREATE TABLE idempotency_record (")
                     .contains("idempotency_record_expires_at");

@@ -99,7 +99,8 @@ public class PathBenchmark {
                 ? CaffeinePrefilter.wrap(base).transactions(SpringTransactionBridge.INSTANCE).build()
                 : base;
         context.registerBean(IdempotencyStore.class, () -> chosen);
-        context.registerBean(PathService.class);
+        context.registerBean(PathService.class, store.equals("memory") ? PathService::new
+                : PathService.Transactional::new);
         context.refresh();
         service = context.getBean(PathService.class);
         bare = new PathService();

@@ -4,7 +4,6 @@ import dev.idempotency.Idempotent;
 import dev.idempotency.Tier;
 import dev.idempotency.benchmarks.orders.Receipt;
 import java.util.concurrent.atomic.AtomicLong;
-import org.springframework.transaction.annotation.Transactional;
 
 /**
  * One bean, three methods with the same small body: without {@code @Idempotent}, {@code READ_ONLY}, and a writing
@@ -23,10 +22,23 @@ public class PathService {
         return new Receipt(ids.incrementAndGet(), orderNo, "customer", amountCents);
     }
 
-    /** {@code @Transactional} applies where the context has a transaction manager (H2, PostgreSQL), not in memory. */
-    @Transactional
+    /** Without {@code @Transactional}: the in-memory store's context has no transaction manager. */
     @Idempotent(key = "'ORDER:' + #orderNo", tier = Tier.REVERSIBLE)
     public Receipt place(String orderNo, long amountCents) {
         return new Receipt(ids.incrementAndGet(), orderNo, "customer", amountCents);
+    }
+
+    /**
+     * The same bean for the JDBC stores (H2, PostgreSQL), whose context has a transaction manager: {@code place} is
+     * {@code @Transactional} there. (On the in-memory context the startup check rightly refuses a
+     * {@code @Transactional} method that no transaction advice would run.)
+     */
+    public static class Transactional extends PathService {
+        @Override
+        @org.springframework.transaction.annotation.Transactional
+        @Idempotent(key = "'ORDER:' + #orderNo", tier = Tier.REVERSIBLE)
+        public Receipt place(String orderNo, long amountCents) {
+            return super.place(orderNo, amountCents);
+        }
     }
 }

@@ -28,7 +28,8 @@ class IdempotencySchemaInitializerTest {
 
     @Test
     void theShippedScriptsAreRenamedWholly() throws IOException {
-        for (JdbcDialect dialect : new JdbcDialect[] {JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql()}) {
+        for (JdbcDialect dialect : new JdbcDialect[] {JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql(),
+                JdbcDialect.mariadb()}) {
             String renamed = IdempotencySchemaInitializer.rename(script(dialect), "orders_idem");
             assertThat(renamed).as(dialect.name()).doesNotContain("idempotency_record")
                     .contains("CREATE TABLE orders_idem ");

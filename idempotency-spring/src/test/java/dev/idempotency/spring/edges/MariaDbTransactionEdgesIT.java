@@ -21,7 +21,7 @@ class MariaDbTransactionEdgesIT extends AbstractTransactionEdgesTest {
 
     @Override
     protected JdbcDialect dialect() {
-        return JdbcDialect.mysql();
+        return JdbcDialect.mariadb();
     }
 
     @Override

@@ -1,0 +1,104 @@
+package dev.idempotency.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * MariaDB (10.6+, InnoDB): MySQL's statements, except that a claim of a new key is one statement, so one round trip:
+ * {@code SET STATEMENT innodb_lock_wait_timeout = <n> FOR INSERT ... ON DUPLICATE KEY UPDATE key_hash = key_hash
+ * RETURNING ...}. {@code SET STATEMENT} bounds the lock wait of that statement alone and leaves the session's value
+ * as it was (nothing to save or put back, even when the statement fails). {@code RETURNING} gives back the row the
+ * statement ended on: the one it inserted, or, after a conflict, the key's latest committed row, which the
+ * {@code ON DUPLICATE KEY UPDATE} read as a locking read (so no read after it is needed, even under REPEATABLE READ).
+ * The two are told apart by {@code claim_token}, a random number the insert writes and the duplicate branch leaves
+ * alone: a column, because a user variable assigned in the duplicate branch reads NULL in {@code RETURNING} on a
+ * session's first use. Hence MariaDB's own script, {@code schema-mariadb.sql} ({@code migrate-mariadb-claim-token.sql}
+ * adds the column to a table made by {@code schema-mysql.sql}).
+ *
+ * <p>MySQL 8 has neither {@code SET STATEMENT} nor {@code RETURNING}: it keeps {@link MySqlDialect}'s statements. The
+ * rest (takeovers, the plain read first in the caller's transaction, errors, timestamps) is MySQL's.
+ */
+final class MariaDbDialect extends MySqlDialect {
+
+    static final MariaDbDialect INSTANCE = new MariaDbDialect();
+
+    // the duplicate branch changes nothing; the token is the last parameter and the last column returned, after the
+    // columns the store maps
+    private static final String CLAIM = """
+            INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
+                                 created_at, expires_at, claim_token)
+            VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?, ?)
+            ON DUPLICATE KEY UPDATE key_hash = key_hash
+            RETURNING key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
+                      expires_at, claim_token
+            """;
+
+    private static final Statements STATEMENTS = MySqlDialect.STATEMENTS.withClaimAtOnce(CLAIM, CLAIM);
+
+    /** {@code SET STATEMENT ... FOR } with the common lock waits (in seconds) made once: the text of most claims. */
+    private static final String[] PREFIXES = new String[61];
+
+    static {
+        for (int s = 1; s < PREFIXES.length; s++) {
+            PREFIXES[s] = prefix(s);
+        }
+    }
+
+    private MariaDbDialect() {
+    }
+
+    @Override
+    public String name() {
+        return "mariadb";
+    }
+
+    @Override
+    Statements statements() {
+        return STATEMENTS;
+    }
+
+    @Override
+    boolean claimsAtOnce() {
+        return true;
+    }
+
+    @Override
+    boolean claimAtOnceIsOneStatement() {
+        return true;
+    }
+
+    private static String prefix(long seconds) {
+        // a number of our own making, never user input; a literal because SET STATEMENT takes no parameter
+        return "SET STATEMENT innodb_lock_wait_timeout = " + seconds + " FOR ";
+    }
+
+    @Override
+    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
+            IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
+        long seconds = atLeastOneSecond(timeout);
+        String text = (seconds < PREFIXES.length ? PREFIXES[(int) seconds] : prefix(seconds)) + sql.claimAtOnce();
+        long token = ThreadLocalRandom.current().nextLong();
+        try (PreparedStatement ps = con.prepareStatement(text)) {
+            claim.bind(ps, 1);
+            ps.setLong(9, token);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("MariaDB returned no row from INSERT ... RETURNING");
+                }
+                long seen = rs.getLong(11);
+                if (!rs.wasNull() && seen == token) {
+                    return ClaimAttempt.INSERTED;
+                }
+                return new ClaimAttempt(false, reader.read(rs));
+            }
+        } catch (SQLException e) {
+            // a lock wait timeout rolled back the statement only (unless the server says otherwise); a deadlock the
+            // whole transaction
+            throw asConflict(e);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+-- The idempotency table for MariaDB (10.6+), InnoDB. Copy into your migrations; to use another table name, replace
+-- every "idempotency_record" below (the index name included) and pass the name to
+-- JdbcIdempotencyStore.builder().tableName(). A table made by schema-mysql.sql is migrated by
+-- migrate-mariadb-claim-token.sql (one added column).
+-- key_hash is SHA-256(operation, scope, NFC(key)) as BINARY(32): no collation, case-folding or trailing-space rule
+-- can merge two keys. The readable key is utf8mb4 with a binary collation, so any key is stored as sent.
+-- DATETIME(3) holds UTC: the store writes and reads it as UTC explicitly, whatever the session's time_zone.
+-- claim_token is a random number the claim that inserted the row wrote: its INSERT ... RETURNING tells by it whether
+-- the row came back as inserted or as the one that held the key.
+CREATE TABLE idempotency_record (
+    key_hash    BINARY(32)   NOT NULL,
+    operation   VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    idem_key    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    fingerprint BINARY(32)   NOT NULL,
+    tier        VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    status      VARCHAR(16)  CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+    result      LONGBLOB,
+    lease_until DATETIME(3),
+    created_at  DATETIME(3)  NOT NULL,
+    expires_at  DATETIME(3)  NOT NULL,
+    claim_token BIGINT,
+    PRIMARY KEY (key_hash),
+    INDEX idempotency_record_expires_at (expires_at)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
