@@ -6,6 +6,7 @@ import dev.idempotency.IdempotencyListener;
 import dev.idempotency.IdempotencyObserver;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotencyReport;
 import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.store.CircuitBreakerStore;
 import dev.idempotency.codec.JacksonResultCodec;
@@ -320,6 +321,29 @@ public final class IdempotencyAutoConfiguration {
         @ConditionalOnMissingBean
         MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry) {
             return new MicrometerIdempotencyListener(registry);
+        }
+    }
+
+    /** Counts each outcome per operation for the idempotency report; the executor hears it as a listener. */
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyReport.Counts idempotencyReportCounts() {
+        return new IdempotencyReport.Counts();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    static class ReportEndpointConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        IdempotencyReportEndpoint idempotencyReportEndpoint(ObjectProvider<IdempotencyAdmin> admin,
+                IdempotencyReport.Counts counts, ObjectProvider<ConfirmationGate> gate) {
+            // resolved when asked: the admin exists once the application has its one store
+            return new IdempotencyReportEndpoint(() -> {
+                IdempotencyAdmin theAdmin = admin.getIfAvailable();
+                return theAdmin == null ? java.util.List.of() : theAdmin.operations();
+            }, counts, () -> gate.getIfAvailable() != null);
         }
     }
 
