@@ -85,7 +85,8 @@ public final class CircuitBreakerStore implements IdempotencyStore {
     private final List<Listener> listeners;
 
     private volatile State state = State.CLOSED;
-    private int failures;
+    /** Consecutive failures while closed; written under the lock, read without it on the path of a success. */
+    private volatile int failures;
     private long openings;
     private Instant openUntil = Instant.MIN;
     private boolean trialInFlight;
@@ -220,8 +221,10 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         boolean failed = thrown != null && !(thrown instanceof IdempotencyException)
                 && !(thrown instanceof CallerTransactionAborted);
         if (!failed && !trial && state == State.CLOSED) {
-            synchronized (this) {
-                failures = 0;
+            if (failures != 0) { // the common case, a healthy store, takes no lock
+                synchronized (this) {
+                    failures = 0;
+                }
             }
             return;
         }
