@@ -75,8 +75,8 @@ public final class IdempotentExecutor {
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
     private final int maxWaitersPerKey;
     private final KeyGates gates;
-    /** Per operation: the circuit opening (or, for failures reaching the store, the minute) last warned about. */
-    private final ConcurrentHashMap<String, Long> unguardedWarned = new ConcurrentHashMap<>();
+    /** Per operation: the circuit opening last warned about, and when a failure without a breaker last was. */
+    private final ConcurrentHashMap<String, long[]> unguardedWarned = new ConcurrentHashMap<>();
 
     private IdempotentExecutor(Builder b) {
         this.store = b.store;
@@ -221,15 +221,27 @@ public final class IdempotentExecutor {
      * circuit, and at most once a minute while failures still reach the store (no breaker, or before it opens).
      */
     private void warnUnguarded(IdempotentOperation<?> op, IdempotencyStoreException failure) {
-        long epoch = -1 - clock.millis() / 60_000;
+        long opening = -1;
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof CircuitOpenException open) {
-                epoch = open.opening();
+                opening = open.opening();
                 break;
             }
         }
-        Long before = unguardedWarned.put(op.name(), epoch);
-        if (before == null || before != epoch) {
+        long now = clock.millis();
+        long[] last = unguardedWarned.computeIfAbsent(op.name(), k -> new long[] {-1, Long.MIN_VALUE});
+        boolean warn;
+        synchronized (last) {
+            // an opening of the circuit warns once; failures that reach the store (no breaker, or before it opens)
+            // at most once a minute
+            warn = opening >= 0 ? opening != last[0] : now - last[1] >= 60_000 || last[1] == Long.MIN_VALUE;
+            if (warn && opening >= 0) {
+                last[0] = opening;
+            } else if (warn) {
+                last[1] = now;
+            }
+        }
+        if (warn) {
             LOG.log(System.Logger.Level.WARNING, op.description() + " runs UNGUARDED (onStoreDown ="
                     + " PROCEED_UNGUARDED): the idempotency store is unavailable, so its calls may run twice and"
                     + " nothing is recorded for them; logged once per outage, counted as outcome 'unguarded'",
@@ -487,8 +499,9 @@ public final class IdempotentExecutor {
                     throw fail(Outcome.FAILED, e);
                 }
                 IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
-                        + (e instanceof CircuitOpenException ? ": the idempotency store is unavailable (its circuit is"
-                        + " open) for key '" : ": the idempotency store failed for key '") + readable + "'", false, e);
+                        + (e instanceof CircuitOpenException open && !open.storeAsked()
+                        ? ": the idempotency store is unavailable (its circuit is open) for key '"
+                        : ": the idempotency store failed for key '") + readable + "'", false, e);
                 if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
                     throw new Unguarded(failure);
                 }

@@ -264,6 +264,48 @@ class StoreDownTest {
         assertThat(registry.get("idempotency.store.circuit.state").gauge().value()).isEqualTo(0.0);
     }
 
+    @Test
+    void anUnguardedOperationIsLoggedOncePerOpeningOfTheCircuitNotOncePerCall() {
+        java.util.logging.Logger logger = java.util.logging.Logger.getLogger(IdempotentExecutor.class.getName());
+        List<String> warnings = new CopyOnWriteArrayList<>();
+        java.util.logging.Handler handler = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                if (record.getLevel() == java.util.logging.Level.WARNING && record.getMessage().contains("UNGUARDED")) {
+                    warnings.add(record.getMessage());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        logger.addHandler(handler);
+        try {
+            CircuitBreakerStore breaker = CircuitBreakerStore.wrap(database).failureThreshold(1).clock(clock).build();
+            IdempotentExecutor executor = executor(breaker);
+            database.down = true;
+            for (int i = 0; i < 20; i++) {
+                call(executor, UNGUARDED, "K-" + i);
+            }
+            assertThat(warnings).singleElement().satisfies(w -> assertThat(w).startsWith("Carts.add runs UNGUARDED"));
+            int firstOutage = warnings.size();
+            clock.advance(Duration.ofSeconds(11)); // the trial fails: the circuit opens a second time
+            for (int i = 0; i < 20; i++) {
+                call(executor, UNGUARDED, "L-" + i);
+            }
+            assertThat(breaker.openings()).isEqualTo(2);
+            assertThat(warnings).hasSize(firstOutage + 1);
+            assertThat(runs).hasValue(40);
+        } finally {
+            logger.removeHandler(handler);
+        }
+    }
+
     private CircuitBreakerStore breaker(IdempotencyStore store) {
         return CircuitBreakerStore.wrap(store).failureThreshold(3).openFor(Duration.ofSeconds(10)).clock(clock)
                 .listener((from, to, cause) -> transitions.add(from + "->" + to)).build();

@@ -177,8 +177,7 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         try {
             result = call.get();
         } catch (RuntimeException e) {
-            after(trial, e);
-            throw e;
+            throw failed(trial, e);
         }
         after(trial, null);
         return result;
@@ -190,11 +189,20 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         try {
             result = call.get();
         } catch (RuntimeException e) {
-            after(false, e);
-            throw e;
+            throw failed(false, e);
         }
         after(false, null);
         return result;
+    }
+
+    /**
+     * What a failed call throws: its own exception, unless its failure opened the circuit: then a
+     * {@link CircuitOpenException} of that opening with the failure as its cause, so that the executor (and a log)
+     * can tell one outage from the next.
+     */
+    private RuntimeException failed(boolean trial, RuntimeException e) {
+        Transition t = after(trial, e);
+        return t != null && t.to == State.OPEN ? new CircuitOpenException(t.opening, t.until, e, true) : e;
     }
 
     /** @return whether this call is the half-open trial */
@@ -208,7 +216,7 @@ public final class CircuitBreakerStore implements IdempotencyStore {
                 return false;
             }
             if (state == State.HALF_OPEN || trialInFlight || clock.instant().isBefore(openUntil)) {
-                throw new CircuitOpenException(openings, openUntil, lastFailure);
+                throw new CircuitOpenException(openings, openUntil, lastFailure, false);
             }
             trialInFlight = true;
             t = move(State.HALF_OPEN, null);
@@ -217,7 +225,8 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         return true;
     }
 
-    private void after(boolean trial, @Nullable RuntimeException thrown) {
+    /** @return the change of state this call caused (already announced), or null */
+    private @Nullable Transition after(boolean trial, @Nullable RuntimeException thrown) {
         boolean failed = thrown != null && !(thrown instanceof IdempotencyException)
                 && !(thrown instanceof CallerTransactionAborted);
         if (!failed && !trial && state == State.CLOSED) {
@@ -226,7 +235,7 @@ public final class CircuitBreakerStore implements IdempotencyStore {
                     failures = 0;
                 }
             }
-            return;
+            return null;
         }
         Transition t = null;
         synchronized (this) {
@@ -249,6 +258,7 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         if (t != null) {
             t.announce();
         }
+        return t;
     }
 
     private Transition move(State to, @Nullable Throwable cause) {
