@@ -89,6 +89,8 @@ public final class IdempotencyAdmin {
      * @param ttl            how long a completed outcome is replayed
      * @param compensate     the compensation method's name, or null
      * @param lockTimeout    how long a duplicate waits for an attempt in flight
+     * @param onStoreDown    what a call does when the store is unavailable ({@code FAIL} for an inventory written
+     *                       before the processor recorded it)
      */
     public record Operation(
             String name,
@@ -100,7 +102,16 @@ public final class IdempotencyAdmin {
             String key,
             Duration ttl,
             @Nullable String compensate,
-            Duration lockTimeout) {
+            Duration lockTimeout,
+            StoreDown onStoreDown) {
+
+        /** An operation that fails when the store is down (the default). */
+        public Operation(String name, String className, String method, List<String> parameterTypes,
+                String returnType, Tier tier, String key, Duration ttl, @Nullable String compensate,
+                Duration lockTimeout) {
+            this(name, className, method, parameterTypes, returnType, tier, key, ttl, compensate, lockTimeout,
+                    StoreDown.FAIL);
+        }
 
         public Operation {
             Objects.requireNonNull(name, "name");
@@ -112,6 +123,7 @@ public final class IdempotencyAdmin {
             Objects.requireNonNull(key, "key");
             Objects.requireNonNull(ttl, "ttl");
             Objects.requireNonNull(lockTimeout, "lockTimeout");
+            Objects.requireNonNull(onStoreDown, "onStoreDown");
         }
     }
 
@@ -356,6 +368,11 @@ public final class IdempotencyAdmin {
         return Collections.unmodifiableList(all);
     }
 
+    /** The operations of one {@code operations.json} (the report reads files named on its command line). */
+    static List<Operation> parse(java.io.InputStream in) throws IOException {
+        return parse(JsonMapper.builder().build().readTree(in));
+    }
+
     private static List<Operation> parse(JsonNode root) {
         JsonNode format = root.get("format");
         if (format == null || !format.isInt() || format.intValue() != FORMAT) {
@@ -370,11 +387,14 @@ public final class IdempotencyAdmin {
                 parameters.add(p.stringValue());
             }
             JsonNode compensate = op.get("compensate");
+            JsonNode onStoreDown = op.get("onStoreDown");
             found.add(new Operation(name, text(op, "class"), text(op, "method"), parameters,
                     text(op, "returnType"), Tier.valueOf(text(op, "tier")), text(op, "key"),
                     Durations.parse(text(op, "ttl"), "ttl of " + name),
                     compensate == null || compensate.isNull() ? null : compensate.stringValue(),
-                    Durations.parse(text(op, "lockTimeout"), "lockTimeout of " + name)));
+                    Durations.parse(text(op, "lockTimeout"), "lockTimeout of " + name),
+                    onStoreDown == null || !onStoreDown.isString() ? StoreDown.FAIL
+                            : StoreDown.valueOf(onStoreDown.stringValue())));
         }
         return found;
     }

@@ -40,7 +40,12 @@ public record IdempotencyEvent(String operation, Tier tier, String key, Outcome 
          */
         ROLLED_BACK,
         /** A confirmation gate refused the first execution. */
-        CONFIRMATION_REQUIRED;
+        CONFIRMATION_REQUIRED,
+        /**
+         * The store was unavailable and the operation declared {@link StoreDown#PROCEED_UNGUARDED}: the method ran
+         * without the protection of its key (or ran, and its outcome could not be recorded), and nothing was recorded.
+         */
+        UNGUARDED;
 
         /** The lower-case name used as a metric tag. */
         public String tagValue() {

@@ -80,4 +80,12 @@ public @interface Idempotent {
      * timeout), which would then be replayed for the whole ttl.
      */
     Class<? extends Throwable>[] replayExceptions() default {};
+
+    /**
+     * What the call does when the store is unavailable (its key cannot be claimed or its outcome recorded because
+     * the store failed or its circuit breaker is open): {@link StoreDown#FAIL} (the default) or, for a
+     * {@link Tier#REVERSIBLE} method with a {@link #compensate()}, {@link StoreDown#PROCEED_UNGUARDED}. The
+     * annotation processor refuses {@code PROCEED_UNGUARDED} on any other method.
+     */
+    StoreDown onStoreDown() default StoreDown.FAIL;
 }

@@ -7,6 +7,7 @@ import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.CallerTransactionAborted;
+import dev.idempotency.store.CircuitOpenException;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -74,6 +75,8 @@ public final class IdempotentExecutor {
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
     private final int maxWaitersPerKey;
     private final KeyGates gates;
+    /** Per operation: the circuit opening last warned about, and when a failure without a breaker last was. */
+    private final ConcurrentHashMap<String, long[]> unguardedWarned = new ConcurrentHashMap<>();
 
     private IdempotentExecutor(Builder b) {
         this.store = b.store;
@@ -172,6 +175,10 @@ public final class IdempotentExecutor {
             throw new IllegalArgumentException(operation.description() + ": only REVERSIBLE operations compensate, "
                     + "this one is " + operation.tier());
         }
+        if (compensation == null && operation.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
+            throw new IllegalArgumentException(operation.description() + ": onStoreDown = PROCEED_UNGUARDED needs"
+                    + " a compensation with every call (a call run without its key may run twice)");
+        }
         Call<T, E> call = new Call<>(operation, key, arguments, action, compensation);
         return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
     }
@@ -206,6 +213,50 @@ public final class IdempotentExecutor {
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "idempotency listener " + listener + " failed on " + event, e);
             }
+        }
+    }
+
+    /**
+     * Logs a warning the first time an operation runs unguarded in an outage: once per opening of the store's
+     * circuit, and at most once a minute while failures still reach the store (no breaker, or before it opens).
+     */
+    private void warnUnguarded(IdempotentOperation<?> op, IdempotencyStoreException failure) {
+        long opening = -1;
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof CircuitOpenException open) {
+                opening = open.opening();
+                break;
+            }
+        }
+        long now = clock.millis();
+        long[] last = unguardedWarned.computeIfAbsent(op.name(), k -> new long[] {-1, Long.MIN_VALUE});
+        boolean warn;
+        synchronized (last) {
+            // an opening of the circuit warns once; failures that reach the store (no breaker, or before it opens)
+            // at most once a minute
+            warn = opening >= 0 ? opening != last[0] : now - last[1] >= 60_000 || last[1] == Long.MIN_VALUE;
+            if (warn && opening >= 0) {
+                last[0] = opening;
+            } else if (warn) {
+                last[1] = now;
+            }
+        }
+        if (warn) {
+            LOG.log(System.Logger.Level.WARNING, op.description() + " runs UNGUARDED (onStoreDown ="
+                    + " PROCEED_UNGUARDED): the idempotency store is unavailable, so its calls may run twice and"
+                    + " nothing is recorded for them; logged once per outage, counted as outcome 'unguarded'",
+                    failure);
+        }
+    }
+
+    /** A store failure on an operation that proceeds unguarded: caught where the call can go on without the store. */
+    private static final class Unguarded extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final IdempotencyStoreException failure;
+
+        Unguarded(IdempotencyStoreException failure) {
+            super(failure.getMessage(), failure, false, false);
+            this.failure = failure;
         }
     }
 
@@ -296,6 +347,7 @@ public final class IdempotentExecutor {
             }
             long deadline = start + op.lockTimeout().toNanos();
             ClaimResult decided;
+            Unguarded unguarded = null;
             KeyGates.Entry entry = gates.enter(keyHash);
             if (entry == null) {
                 throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
@@ -313,6 +365,13 @@ public final class IdempotentExecutor {
                 Thread.currentThread().interrupt();
                 throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                         "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
+            } catch (Unguarded e) {
+                unguarded = e;
+                decided = null;
+            }
+            if (unguarded != null) {
+                // out of the key's gate first: an unguarded run holds nothing of the key
+                return runUnguarded(unguarded.failure);
             }
             return decided.isAcquired() ? run(decided.isTransactional())
                     : replay(Objects.requireNonNull(decided.record()), decided.isCached());
@@ -439,9 +498,48 @@ public final class IdempotentExecutor {
                     transactions.setRollbackOnly();
                     throw fail(Outcome.FAILED, e);
                 }
-                throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description()
-                        + ": the idempotency store failed for key '" + readable + "'", false, e));
+                IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
+                        + (e instanceof CircuitOpenException open && !open.storeAsked()
+                        ? ": the idempotency store is unavailable (its circuit is open) for key '"
+                        : ": the idempotency store failed for key '") + readable + "'", false, e);
+                if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
+                    throw new Unguarded(failure);
+                }
+                throw fail(Outcome.FAILED, failure);
             }
+        }
+
+        /**
+         * The claim could not be made because the store is unavailable, and the operation proceeds unguarded: the
+         * method runs with no claim and nothing is recorded; a compensation still undoes it if the caller's
+         * transaction rolls back after it returned, and an exception still marks that transaction rollback-only.
+         */
+        private T runUnguarded(IdempotencyStoreException failure) throws E {
+            warnUnguarded(op, failure);
+            boolean inTransaction = transactions.isTransactionActive();
+            IdempotencyContext.Call previous = IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
+            T value;
+            try {
+                value = action.run();
+            } catch (Throwable t) {
+                if (inTransaction) {
+                    transactions.setRollbackOnly();
+                }
+                t.addSuppressed(failure);
+                publish(Outcome.FAILED, claimNanos);
+                throw t;
+            } finally {
+                IdempotencyContext.exit(previous);
+            }
+            if (compensation != null && inTransaction) {
+                transactions.afterCompletion(completion -> {
+                    if (completion == TransactionBridge.Completion.ROLLED_BACK) {
+                        compensate(value);
+                    }
+                });
+            }
+            publish(Outcome.UNGUARDED, claimNanos);
+            return value;
         }
 
         private <X extends RuntimeException> X fail(Outcome outcome, X exception) {
@@ -645,7 +743,15 @@ public final class IdempotentExecutor {
         private void recordWithCommit(Owned owned, byte[] data, boolean mayHaveActed) {
             boolean inTransaction = transactions.isTransactionActive();
             if (owned.joined || !inTransaction) {
-                record(owned, data);
+                try {
+                    record(owned, data);
+                } catch (Unguarded e) {
+                    // the method ran and its outcome cannot be recorded: its result goes back all the same; the
+                    // claim stays in flight until its lease ends, then a retry takes it over
+                    warnUnguarded(op, e.failure);
+                    publish(Outcome.UNGUARDED, claimNanos);
+                    return;
+                }
                 if (inTransaction) {
                     publishWithCommit();
                 } else {
@@ -679,6 +785,9 @@ public final class IdempotentExecutor {
                             publish(Outcome.OUTCOME_UNKNOWN, claimNanos);
                         }
                     }
+                } catch (Unguarded e) {
+                    warnUnguarded(op, e.failure);
+                    publish(Outcome.UNGUARDED, claimNanos);
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.ERROR, "could not settle the outcome of " + op.name() + " key '"
                             + readable + "' after its transaction ended (" + completion + "); the claim stays in"
@@ -704,8 +813,13 @@ public final class IdempotentExecutor {
             try {
                 recorded = owned.write(() -> store.complete(keyHash, lease, data, expiresAt));
             } catch (RuntimeException e) {
-                throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description()
-                        + ": could not record the result of key '" + readable + "'", true, e));
+                IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
+                        + ": could not record the result of key '" + readable + "'", true, e);
+                if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED && !(e instanceof IdempotencyException)
+                        && !(e instanceof CallerTransactionAborted)) {
+                    throw new Unguarded(failure);
+                }
+                throw fail(Outcome.FAILED, failure);
             }
             if (!recorded) {
                 throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description() + ": the claim of key '"

@@ -40,6 +40,7 @@ public final class IdempotentOperation<T> {
     private final String description;
     private final List<Class<? extends Throwable>> replayExceptions;
     private final List<Class<? extends Throwable>> releaseOn;
+    private final StoreDown onStoreDown;
 
     private IdempotentOperation(Builder<T> b) {
         this.name = b.name;
@@ -52,6 +53,7 @@ public final class IdempotentOperation<T> {
         this.description = b.description != null ? b.description : b.name;
         this.replayExceptions = b.replayExceptions;
         this.releaseOn = b.releaseOn;
+        this.onStoreDown = b.onStoreDown;
     }
 
     /**
@@ -139,6 +141,11 @@ public final class IdempotentOperation<T> {
         return null;
     }
 
+    /** What a call does when the store is unavailable ({@link Idempotent#onStoreDown()}). */
+    public StoreDown onStoreDown() {
+        return onStoreDown;
+    }
+
     /** Where the operation comes from, for messages: a method and its key expression, or just the name. */
     public String description() {
         return description;
@@ -146,7 +153,8 @@ public final class IdempotentOperation<T> {
 
     @Override
     public String toString() {
-        return "IdempotentOperation[" + name + ", " + tier + ", ttl=" + ttl + ", lockTimeout=" + lockTimeout + "]";
+        return "IdempotentOperation[" + name + ", " + tier + ", ttl=" + ttl + ", lockTimeout=" + lockTimeout
+                + (onStoreDown == StoreDown.FAIL ? "" : ", onStoreDown=" + onStoreDown) + "]";
     }
 
     /** Builds an {@link IdempotentOperation}; {@link #build()} rejects what cannot work. */
@@ -161,6 +169,8 @@ public final class IdempotentOperation<T> {
         private String description;
         private List<Class<? extends Throwable>> replayExceptions = List.of();
         private List<Class<? extends Throwable>> releaseOn = List.of();
+        private StoreDown onStoreDown = StoreDown.FAIL;
+        private boolean compensated;
 
         private Builder(String name, Tier tier, ResultType<T> resultType) {
             this.name = Objects.requireNonNull(name, "name");
@@ -214,6 +224,25 @@ public final class IdempotentOperation<T> {
                 copy.add(Objects.requireNonNull(t, "releaseOn of " + name + " holds null"));
             }
             this.releaseOn = List.copyOf(copy);
+            return this;
+        }
+
+        /**
+         * What a call does when the store is unavailable; see {@link StoreDown}. {@link #build()} refuses
+         * {@link StoreDown#PROCEED_UNGUARDED} unless the tier is {@link Tier#REVERSIBLE} and the operation is
+         * {@link #compensated(boolean) compensated}.
+         */
+        public Builder<T> onStoreDown(StoreDown onStoreDown) {
+            this.onStoreDown = Objects.requireNonNull(onStoreDown, "onStoreDown");
+            return this;
+        }
+
+        /**
+         * Whether every call passes a {@link IdempotentExecutor.Compensation} (the aspect: the method has a
+         * {@code compensate}); required by {@link StoreDown#PROCEED_UNGUARDED}, which the executor then checks per call.
+         */
+        public Builder<T> compensated(boolean compensated) {
+            this.compensated = compensated;
             return this;
         }
 
@@ -271,6 +300,14 @@ public final class IdempotentOperation<T> {
                             + " unknown, would release the key and let a retry act twice; list the exceptions that"
                             + " mean nothing happened");
                 }
+            }
+            if (onStoreDown == StoreDown.PROCEED_UNGUARDED && (tier != Tier.REVERSIBLE || !compensated)) {
+                throw new IllegalArgumentException("onStoreDown = PROCEED_UNGUARDED of "
+                        + (description != null ? description : name) + " needs tier = REVERSIBLE and a compensation"
+                        + " (a call run without its key may run twice; the compensation is how a duplicate is"
+                        + " undone), the tier is " + tier + (compensated ? "" : " and there is no compensation")
+                        + (tier == Tier.IRREVERSIBLE ? ": an irreversible call always fails when the store is down"
+                        : ""));
             }
             return new IdempotentOperation<>(this);
         }

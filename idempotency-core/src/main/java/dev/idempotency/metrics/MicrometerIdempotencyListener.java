@@ -2,6 +2,7 @@ package dev.idempotency.metrics;
 
 import dev.idempotency.IdempotencyEvent;
 import dev.idempotency.IdempotencyListener;
+import dev.idempotency.store.CircuitBreakerStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -9,6 +10,8 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Counts idempotent calls and times their store claims in a Micrometer {@link MeterRegistry}:
@@ -16,25 +19,37 @@ import java.util.Objects;
  *   <li>{@value #CALLS} (counter), tags {@code operation}, {@code tier} ({@code reversible}, {@code irreversible})
  *       and {@code outcome} (the {@link IdempotencyEvent.Outcome#tagValue() tag value} of each outcome:
  *       {@code executed}, {@code replayed}, {@code replayed_cached}, {@code in_progress}, {@code key_reused},
- *       {@code outcome_unknown}, {@code failed}, {@code confirmation_required});</li>
+ *       {@code outcome_unknown}, {@code failed}, {@code rolled_back}, {@code confirmation_required},
+ *       {@code unguarded});</li>
  *   <li>{@value #CLAIM} (timer), tag {@code operation}: how long the call took to claim its key, from its start to
  *       the first answer of the store (or of a pre-filter in front of it: those are the fast ones, counted as
  *       {@code replayed_cached}); not recorded for calls refused before claiming (a bad key).</li>
+ *   <li>{@value #CIRCUIT_STATE} (gauge): the state of the store's circuit, 0 closed, 1 half open, 2 open, and
+ *       {@value #CIRCUIT_TRANSITIONS} (counter), tag {@code state} ({@code closed}, {@code open}, {@code half_open}):
+ *       each state entered; only when it is also given to {@link CircuitBreakerStore.Builder#listener}.</li>
  * </ul>
- * Register it with {@code IdempotentExecutor.builder(store).listener(new MicrometerIdempotencyListener(registry))}.
+ * Register it with {@code IdempotentExecutor.builder(store).listener(new MicrometerIdempotencyListener(registry))}
+ * (and the same instance with {@code CircuitBreakerStore.wrap(store).listener(...)} if there is a breaker).
  */
-public final class MicrometerIdempotencyListener implements IdempotencyListener {
+public final class MicrometerIdempotencyListener implements IdempotencyListener, CircuitBreakerStore.Listener {
 
     /** The name of the call counter. */
     public static final String CALLS = "idempotency.calls";
     /** The name of the claim timer. */
     public static final String CLAIM = "idempotency.claim";
+    /** The name of the circuit state gauge. */
+    public static final String CIRCUIT_STATE = "idempotency.store.circuit.state";
+    /** The name of the circuit transition counter. */
+    public static final String CIRCUIT_TRANSITIONS = "idempotency.store.circuit.transitions";
 
     private final Meter.MeterProvider<Counter> calls;
     private final Meter.MeterProvider<Timer> claims;
+    private final MeterRegistry registry;
+    private final AtomicInteger circuit = new AtomicInteger();
+    private volatile boolean circuitRegistered;
 
     public MicrometerIdempotencyListener(MeterRegistry registry) {
-        Objects.requireNonNull(registry, "registry");
+        this.registry = Objects.requireNonNull(registry, "registry");
         this.calls = Counter.builder(CALLS)
                 .description("Idempotent calls, by operation, tier and outcome")
                 .withRegistry(registry);
@@ -52,5 +67,27 @@ public final class MicrometerIdempotencyListener implements IdempotencyListener 
         if (!event.claimTime().isZero()) {
             claims.withTags(Tags.of("operation", event.operation())).record(event.claimTime());
         }
+    }
+
+    @Override
+    public void onStateChange(CircuitBreakerStore.State from, CircuitBreakerStore.State to,
+            @Nullable Throwable cause) {
+        if (!circuitRegistered) {
+            synchronized (this) {
+                if (!circuitRegistered) {
+                    io.micrometer.core.instrument.Gauge.builder(CIRCUIT_STATE, circuit, AtomicInteger::get)
+                            .description("The idempotency store's circuit: 0 closed, 1 half open, 2 open")
+                            .register(registry);
+                    circuitRegistered = true;
+                }
+            }
+        }
+        circuit.set(switch (to) {
+            case CLOSED -> 0;
+            case HALF_OPEN -> 1;
+            case OPEN -> 2;
+        });
+        Counter.builder(CIRCUIT_TRANSITIONS).description("States entered by the idempotency store's circuit")
+                .tag("state", to.name().toLowerCase(Locale.ROOT)).register(registry).increment();
     }
 }

@@ -74,6 +74,10 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     static final String SPEL_OPTION = "idempotency.spel";
     /** Where the inventory of idempotent operations is written, in the class output. */
     static final String OPERATIONS_JSON = "META-INF/idempotency/operations.json";
+    /** The {@code @SuppressWarnings} token that accepts a writing operation's ttl below {@link #RETRY_WINDOW}. */
+    static final String SHORT_TTL = "idempotency:short-ttl";
+    /** The shortest ttl a writing operation gets without a warning. */
+    static final java.time.Duration RETRY_WINDOW = java.time.Duration.ofHours(24);
 
     private Elements elements;
     private Types types;
@@ -226,6 +230,20 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         if (!compensate.isEmpty() && !implementedElsewhere) {
             checkCompensate(method, type, where, tier, compensate, annotation, explicit.get("compensate"));
         }
+        String onStoreDown = values.get("onStoreDown") != null
+                && values.get("onStoreDown").getValue() instanceof VariableElement d
+                ? d.getSimpleName().toString() : "FAIL";
+        if (onStoreDown.equals("PROCEED_UNGUARDED") && (!tier.equals("REVERSIBLE") || compensate.isEmpty())) {
+            error(where + " declares onStoreDown = PROCEED_UNGUARDED, which needs tier = REVERSIBLE and a compensate"
+                    + " (a call run without its key may run twice, and the compensation is how a duplicate is"
+                    + " undone)" + (tier.equals("IRREVERSIBLE") ? "; an IRREVERSIBLE call always fails when the"
+                    + " store is down: remove onStoreDown" : tier.equals("REVERSIBLE")
+                    ? ": add compensate = \"<method that undoes one call>\", or remove onStoreDown"
+                    : ": remove onStoreDown"), method, annotation, explicit.get("onStoreDown"));
+        }
+        if (!tier.equals("READ_ONLY")) {
+            checkShortTtl(ttl, where, method, annotation, explicit.get("ttl"));
+        }
         if (tier.equals("IRREVERSIBLE")) {
             for (AnnotationMirror retry : retryMirrors(method)) {
                 error(where + " is IRREVERSIBLE and must not be retried: remove @" + simpleName(retry) + " ("
@@ -243,7 +261,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
 
         OperationEntry entry = new OperationEntry(name, elements.getBinaryName(type).toString(),
                 method.getSimpleName().toString(), parameterTypes(method), TypeNames.generic(method.getReturnType(),
-                elements), tier, key, ttl, compensate.isEmpty() ? null : compensate, lockTimeout, method);
+                elements), tier, key, ttl, compensate.isEmpty() ? null : compensate, lockTimeout, onStoreDown,
+                method);
         OperationEntry first = operations.putIfAbsent(name, entry);
         if (first != null) {
             reportDuplicate(entry, first);
@@ -374,6 +393,40 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             }
         }
         return refused;
+    }
+
+    /**
+     * A writing operation whose ttl is shorter than the retry window (a day: nightly batch and dead-letter replays come
+     * hours later) gets a warning, not an error: a short ttl can be right (a key that only guards a burst of client
+     * retries), and the operation says so with {@code @SuppressWarnings("idempotency:short-ttl")} on the method or
+     * its class.
+     */
+    private void checkShortTtl(String ttl, String where, ExecutableElement method, AnnotationMirror annotation,
+            @Nullable AnnotationValue value) {
+        java.time.Duration parsed;
+        try {
+            parsed = Durations.parse(ttl, "ttl of " + where);
+        } catch (IllegalArgumentException e) {
+            return; // reported as an error already
+        }
+        if (parsed.compareTo(RETRY_WINDOW) >= 0 || suppressed(method, SHORT_TTL)) {
+            return;
+        }
+        errorsFree(Diagnostic.Kind.WARNING, where + " keeps its outcome for ttl = \"" + ttl + "\", less than 24 hours:"
+                + " a retry that comes later (a client's retry, a broker's redelivery, a dead-letter or batch replay)"
+                + " runs the method again. Raise ttl to cover the longest retry window, or say why it is short with"
+                + " @SuppressWarnings(\"" + SHORT_TTL + "\") on the method or its class", method, annotation, value);
+    }
+
+    /** Whether {@code element} or an enclosing element carries {@code @SuppressWarnings(token)}. */
+    private static boolean suppressed(Element element, String token) {
+        for (Element e = element; e != null; e = e.getEnclosingElement()) {
+            SuppressWarnings s = e.getAnnotation(SuppressWarnings.class);
+            if (s != null && java.util.Arrays.asList(s.value()).contains(token)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void checkDuration(String text, String what, ExecutableElement method, AnnotationMirror annotation,
@@ -550,14 +603,20 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     private void error(String message, @Nullable Element element, @Nullable AnnotationMirror annotation,
             @Nullable AnnotationValue value) {
         errors = true;
+        errorsFree(Diagnostic.Kind.ERROR, message, element, annotation, value);
+    }
+
+    /** Prints a diagnostic of {@code kind}; only {@link #error} marks the round as failed. */
+    private void errorsFree(Diagnostic.Kind kind, String message, @Nullable Element element,
+            @Nullable AnnotationMirror annotation, @Nullable AnnotationValue value) {
         if (element == null) {
-            messager.printMessage(Diagnostic.Kind.ERROR, message);
+            messager.printMessage(kind, message);
         } else if (annotation == null) {
-            messager.printMessage(Diagnostic.Kind.ERROR, message, element);
+            messager.printMessage(kind, message, element);
         } else if (value == null) {
-            messager.printMessage(Diagnostic.Kind.ERROR, message, element, annotation);
+            messager.printMessage(kind, message, element, annotation);
         } else {
-            messager.printMessage(Diagnostic.Kind.ERROR, message, element, annotation, value);
+            messager.printMessage(kind, message, element, annotation, value);
         }
     }
 }

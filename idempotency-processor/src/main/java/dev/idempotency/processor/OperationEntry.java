@@ -17,6 +17,7 @@ import org.jspecify.annotations.Nullable;
  * @param ttl            the ttl, as written
  * @param compensate     the compensation method's name, or null
  * @param lockTimeout    the lock timeout, as written
+ * @param onStoreDown    the {@code StoreDown} name: what a call does when the store is unavailable
  * @param element        the method, for messages
  */
 record OperationEntry(
@@ -30,6 +31,7 @@ record OperationEntry(
         String ttl,
         @Nullable String compensate,
         String lockTimeout,
+        String onStoreDown,
         ExecutableElement element) {
 
     /** How messages name the method: {@code OrderService.createOrder(String, OrderRequest)}. */

@@ -49,6 +49,7 @@ final class OperationsJson {
                 o.put("compensate", op.compensate());
             }
             o.put("lockTimeout", op.lockTimeout());
+            o.put("onStoreDown", op.onStoreDown());
         }
         // a fixed line feed, so that the file is byte-for-byte the same on every platform
         DefaultPrettyPrinter pretty = new DefaultPrettyPrinter()

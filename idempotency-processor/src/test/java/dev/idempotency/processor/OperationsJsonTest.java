@@ -79,7 +79,8 @@ class OperationsJsonTest {
                       "key" : "'APPROVAL:' + #approvalNo + ':MAIN'",
                       "ttl" : "7d",
                       "compensate" : "cancel",
-                      "lockTimeout" : "10s"
+                      "lockTimeout" : "10s",
+                      "onStoreDown" : "FAIL"
                     },
                     {
                       "operation" : "Orders.list",
@@ -93,7 +94,8 @@ class OperationsJsonTest {
                       "key" : "",
                       "ttl" : "24h",
                       "compensate" : null,
-                      "lockTimeout" : "10s"
+                      "lockTimeout" : "10s",
+                      "onStoreDown" : "FAIL"
                     },
                     {
                       "operation" : "payments.send",
@@ -108,7 +110,8 @@ class OperationsJsonTest {
                       "key" : "#p0",
                       "ttl" : "24h",
                       "compensate" : null,
-                      "lockTimeout" : "30s"
+                      "lockTimeout" : "30s",
+                      "onStoreDown" : "FAIL"
                     }
                   ]
                 }

@@ -176,6 +176,8 @@ public class IdempotentAspect implements MethodInterceptor, Ordered {
                 .ignoredArguments(ignored(method, invoked, annotated))
                 .replayExceptions(ann.replayExceptions())
                 .releaseOn(ann.releaseOn())
+                .onStoreDown(ann.onStoreDown())
+                .compensated(!ann.compensate().isBlank())
                 .description(description)
                 .build();
         if (ann.tier() == Tier.READ_ONLY) {

@@ -6,7 +6,9 @@ import dev.idempotency.IdempotencyListener;
 import dev.idempotency.IdempotencyObserver;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotencyReport;
 import dev.idempotency.cache.CaffeinePrefilter;
+import dev.idempotency.store.CircuitBreakerStore;
 import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
@@ -96,15 +98,38 @@ public final class IdempotencyAutoConfiguration {
     @Bean
     @ConditionalOnSingleCandidate(IdempotencyStore.class)
     IdempotencyStoreFront idempotencyStoreFront(IdempotencyStore store, ObjectProvider<Clock> clock,
-            IdempotencyProperties properties, ResourceLoader resourceLoader) {
-        IdempotencyStore front = prefilter(store, properties, clock.getIfUnique(Clock::systemUTC),
+            IdempotencyProperties properties, ResourceLoader resourceLoader,
+            ObjectProvider<CircuitBreakerStore.Listener> circuitListeners) {
+        IdempotencyStore guarded = circuitBreaker(store, properties, circuitListeners);
+        IdempotencyStore front = prefilter(guarded, properties, clock.getIfUnique(Clock::systemUTC),
                 resourceLoader.getClassLoader());
         IdempotencyProperties.Prefilter settings = properties.getPrefilter();
-        String description = front == store
+        String description = (front == guarded
                 ? (store instanceof CaffeinePrefilter ? " (the application's own pre-filter)" : ", no pre-filter")
                 : " behind the pre-filter (maximum-size " + settings.getMaximumSize() + ", maximum-age "
-                        + settings.getMaximumAge() + ")";
+                        + settings.getMaximumAge() + ")")
+                + (guarded == store ? "" : ", circuit breaker (failure-threshold "
+                        + properties.getCircuitBreaker().getFailureThreshold() + ", open-for "
+                        + properties.getCircuitBreaker().getOpenFor() + ")");
         return new IdempotencyStoreFront(front, store, description);
+    }
+
+    /**
+     * The store inside its circuit breaker, which goes under the pre-filter so that cached outcomes keep replaying
+     * while it is open; unless it is off, the application wraps its store itself, or its store is already a
+     * pre-filter (nothing can go under it from here).
+     */
+    static IdempotencyStore circuitBreaker(IdempotencyStore store, IdempotencyProperties properties,
+            ObjectProvider<CircuitBreakerStore.Listener> listeners) {
+        IdempotencyProperties.CircuitBreaker settings = properties.getCircuitBreaker();
+        if (!settings.isEnabled() || store instanceof CircuitBreakerStore || store instanceof CaffeinePrefilter) {
+            return store;
+        }
+        CircuitBreakerStore.Builder builder = CircuitBreakerStore.wrap(store)
+                .failureThreshold(settings.getFailureThreshold())
+                .openFor(settings.getOpenFor());
+        listeners.orderedStream().forEach(builder::listener);
+        return builder.build();
     }
 
     @Bean
@@ -296,6 +321,29 @@ public final class IdempotencyAutoConfiguration {
         @ConditionalOnMissingBean
         MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry) {
             return new MicrometerIdempotencyListener(registry);
+        }
+    }
+
+    /** Counts each outcome per operation for the idempotency report; the executor hears it as a listener. */
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyReport.Counts idempotencyReportCounts() {
+        return new IdempotencyReport.Counts();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    static class ReportEndpointConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        IdempotencyReportEndpoint idempotencyReportEndpoint(ObjectProvider<IdempotencyAdmin> admin,
+                IdempotencyReport.Counts counts, ObjectProvider<ConfirmationGate> gate) {
+            // resolved when asked: the admin exists once the application has its one store
+            return new IdempotencyReportEndpoint(() -> {
+                IdempotencyAdmin theAdmin = admin.getIfAvailable();
+                return theAdmin == null ? java.util.List.of() : theAdmin.operations();
+            }, counts, () -> gate.getIfAvailable() != null);
         }
     }
 

@@ -40,6 +40,8 @@ public class IdempotencyProperties {
 
     private final Prefilter prefilter = new Prefilter();
 
+    private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
     private final Purge purge = new Purge();
 
     public boolean isEnabled() {
@@ -84,6 +86,10 @@ public class IdempotencyProperties {
 
     public Prefilter getPrefilter() {
         return prefilter;
+    }
+
+    public CircuitBreaker getCircuitBreaker() {
+        return circuitBreaker;
     }
 
     public Purge getPurge() {
@@ -184,6 +190,50 @@ public class IdempotencyProperties {
 
         public void setMaximumAge(Duration maximumAge) {
             this.maximumAge = positive(maximumAge, "idempotency.prefilter.maximum-age");
+        }
+    }
+
+    /** The circuit breaker around the store (under the pre-filter): see docs/stores.md, "When the store is down". */
+    public static class CircuitBreaker {
+
+        /**
+         * Whether a store that keeps failing is given up on for a while, so that calls fail fast (or run unguarded
+         * where declared) instead of each waiting for a connection or lock timeout.
+         */
+        private boolean enabled = true;
+
+        /** Consecutive store failures that open the circuit. */
+        private int failureThreshold = dev.idempotency.store.CircuitBreakerStore.DEFAULT_FAILURE_THRESHOLD;
+
+        /** How long an open circuit fails calls fast before one trial call goes to the store. */
+        private Duration openFor = dev.idempotency.store.CircuitBreakerStore.DEFAULT_OPEN_FOR;
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public int getFailureThreshold() {
+            return failureThreshold;
+        }
+
+        public void setFailureThreshold(int failureThreshold) {
+            if (failureThreshold < 1) {
+                throw new IllegalArgumentException("idempotency.circuit-breaker.failure-threshold must be at least 1,"
+                        + " was " + failureThreshold);
+            }
+            this.failureThreshold = failureThreshold;
+        }
+
+        public Duration getOpenFor() {
+            return openFor;
+        }
+
+        public void setOpenFor(Duration openFor) {
+            this.openFor = positive(openFor, "idempotency.circuit-breaker.open-for");
         }
     }
 

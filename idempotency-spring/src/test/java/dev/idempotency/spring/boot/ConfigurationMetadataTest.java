@@ -37,7 +37,8 @@ class ConfigurationMetadataTest {
                 "idempotency.default-lock-timeout", "idempotency.max-waiters-per-key", "idempotency.jdbc.table-name", "idempotency.jdbc.initialize-schema",
                 "idempotency.prefilter.enabled", "idempotency.prefilter.maximum-size",
                 "idempotency.prefilter.maximum-age", "idempotency.purge.enabled", "idempotency.purge.interval",
-                "idempotency.purge.batch-size");
+                "idempotency.purge.batch-size", "idempotency.circuit-breaker.enabled",
+                "idempotency.circuit-breaker.failure-threshold", "idempotency.circuit-breaker.open-for");
     }
 
     @Test

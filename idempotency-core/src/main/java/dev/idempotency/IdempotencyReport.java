@@ -1,0 +1,213 @@
+package dev.idempotency;
+
+import dev.idempotency.IdempotencyAdmin.Operation;
+import dev.idempotency.IdempotencyEvent.Outcome;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+import tools.jackson.databind.node.ArrayNode;
+
+/**
+ * The answers to the five questions a team asks before a tool with side effects goes to production
+ * ({@code docs/production-checklist.md}), per operation: tier, key expression, ttl, what a call does when the store is
+ * down, confirmation gate and compensation from the inventory ({@code operations.json}), and, at run time, what this
+ * node has counted since it started: runs, duplicates intercepted, unguarded runs, outcomes held for review.
+ * Rendered as Markdown (for a pull request or a wiki) and as JSON (for tools).
+ *
+ * <pre>{@code
+ * // run time: count outcomes, then report
+ * IdempotencyReport.Counts counts = new IdempotencyReport.Counts();
+ * IdempotentExecutor executor = IdempotentExecutor.builder(store).listener(counts).build();
+ * String page = IdempotencyReport.of(admin.operations()).counts(counts).confirmationGate(gate != null).toMarkdown();
+ * }</pre>
+ *
+ * At build time, {@code java -cp idempotency-core.jar:jackson... dev.idempotency.IdempotencyReport [--json]
+ * target/classes/META-INF/idempotency/operations.json} prints the build-time half.
+ */
+public final class IdempotencyReport {
+
+    /** The ttl under which a writing operation is flagged: the retry window of the processor's warning. */
+    static final Duration RETRY_WINDOW = Duration.ofHours(24);
+
+    private final List<Operation> operations;
+    private @Nullable Counts counts;
+    private @Nullable Boolean confirmationGate;
+
+    private IdempotencyReport(List<Operation> operations) {
+        this.operations = List.copyOf(operations);
+    }
+
+    /** A report on {@code operations} ({@link IdempotencyAdmin#operations()}). */
+    public static IdempotencyReport of(List<Operation> operations) {
+        return new IdempotencyReport(Objects.requireNonNull(operations, "operations"));
+    }
+
+    /** Adds what this node counted since it started. */
+    public IdempotencyReport counts(Counts counts) {
+        this.counts = Objects.requireNonNull(counts, "counts");
+        return this;
+    }
+
+    /** Says whether a {@link ConfirmationGate} is configured (known at run time only). */
+    public IdempotencyReport confirmationGate(boolean configured) {
+        this.confirmationGate = configured;
+        return this;
+    }
+
+    /** One Markdown page: a table of every operation, then the run-time counts when there are some. */
+    public String toMarkdown() {
+        StringBuilder md = new StringBuilder("# Idempotent operations: the five questions\n\n");
+        md.append("| operation | method | tier (1) | key (2) | ttl (3) | store down (3) | confirmation (4) |"
+                + " compensation (5) |\n|---|---|---|---|---|---|---|---|\n");
+        for (Operation op : operations) {
+            md.append("| ").append(cell(op.name())).append(" | ").append(cell(method(op))).append(" | ")
+                    .append(op.tier()).append(" | ")
+                    .append(op.tier() == Tier.READ_ONLY ? "none" : "`" + cell(op.key()) + "`").append(" | ")
+                    .append(op.tier() == Tier.READ_ONLY ? "n/a" : op.ttl() + (shortTtl(op) ? " (under 24h)" : ""))
+                    .append(" | ").append(op.tier() == Tier.READ_ONLY ? "n/a" : op.onStoreDown()).append(" | ")
+                    .append(cell(confirmation(op))).append(" | ")
+                    .append(op.compensate() == null ? "none" : cell(op.compensate())).append(" |\n");
+        }
+        md.append("\n(1) which calls have side effects; (2) where the key comes from; (3) how long a key is kept and"
+                + " what a call does when it cannot be stored; (4) who confirms an irreversible write; (5) how a"
+                + " duplicate is undone or reviewed. See docs/production-checklist.md.\n");
+        if (counts != null) {
+            md.append("\n## Since this node started\n\n| operation | executed | duplicates intercepted |"
+                    + " unguarded | held for review | in progress | key reused | failed |\n"
+                    + "|---|---|---|---|---|---|---|---|\n");
+            for (Operation op : operations) {
+                if (op.tier() == Tier.READ_ONLY) {
+                    continue;
+                }
+                Map<Outcome, Long> c = counts.of(op.name());
+                md.append("| ").append(cell(op.name())).append(" | ").append(c.get(Outcome.EXECUTED)).append(" | ")
+                        .append(c.get(Outcome.REPLAYED) + c.get(Outcome.REPLAYED_CACHED)).append(" | ")
+                        .append(c.get(Outcome.UNGUARDED)).append(" | ").append(c.get(Outcome.OUTCOME_UNKNOWN))
+                        .append(" | ").append(c.get(Outcome.IN_PROGRESS)).append(" | ")
+                        .append(c.get(Outcome.KEY_REUSED)).append(" | ").append(c.get(Outcome.FAILED)).append(" |\n");
+            }
+        }
+        return md.toString();
+    }
+
+    /** The same facts as JSON: {@code {"operations": [{...}]}}, with {@code "counts"} per operation at run time. */
+    public String toJson() {
+        JsonMapper mapper = JsonMapper.builder().build();
+        ObjectNode root = mapper.createObjectNode();
+        ArrayNode list = root.putArray("operations");
+        for (Operation op : operations) {
+            ObjectNode o = list.addObject();
+            o.put("operation", op.name());
+            o.put("method", method(op));
+            o.put("tier", op.tier().name());
+            o.put("key", op.key());
+            o.put("ttl", op.ttl().toString());
+            o.put("shortTtl", shortTtl(op));
+            o.put("onStoreDown", op.onStoreDown().name());
+            o.put("confirmation", confirmation(op));
+            if (op.compensate() == null) {
+                o.putNull("compensate");
+            } else {
+                o.put("compensate", op.compensate());
+            }
+            if (counts != null && op.tier() != Tier.READ_ONLY) {
+                ObjectNode c = o.putObject("counts");
+                counts.of(op.name()).forEach((outcome, n) -> c.put(outcome.tagValue(), n));
+            }
+        }
+        return mapper.writerWithDefaultPrettyPrinter().writeValueAsString(root);
+    }
+
+    private static boolean shortTtl(Operation op) {
+        return op.tier() != Tier.READ_ONLY && op.ttl().compareTo(RETRY_WINDOW) < 0;
+    }
+
+    private String confirmation(Operation op) {
+        if (op.tier() != Tier.IRREVERSIBLE) {
+            return "n/a";
+        }
+        if (confirmationGate == null) {
+            return "ConfirmationGate, if one is configured";
+        }
+        return confirmationGate ? "ConfirmationGate" : "none: runs on the first request";
+    }
+
+    private static String method(Operation op) {
+        return op.className().substring(op.className().lastIndexOf('.') + 1) + "." + op.method() + "("
+                + String.join(", ", op.parameterTypes().stream()
+                        .map(t -> t.substring(t.lastIndexOf('.') + 1)).toList()) + ")";
+    }
+
+    private static String cell(String text) {
+        return text.replace("|", "\\|").replace("\n", " ");
+    }
+
+    /**
+     * Counts every outcome per operation on this node, since it started: register it as a listener of the executor
+     * ({@link IdempotentExecutor.Builder#listener}). Thread-safe.
+     */
+    public static final class Counts implements IdempotencyListener {
+        private final ConcurrentHashMap<String, EnumMap<Outcome, LongAdder>> byOperation = new ConcurrentHashMap<>();
+
+        @Override
+        public void onEvent(IdempotencyEvent event) {
+            byOperation.computeIfAbsent(event.operation(), k -> {
+                EnumMap<Outcome, LongAdder> m = new EnumMap<>(Outcome.class);
+                for (Outcome o : Outcome.values()) {
+                    m.put(o, new LongAdder());
+                }
+                return m;
+            }).get(event.outcome()).increment();
+        }
+
+        /** Every outcome of {@code operation} and how many times it happened (zeros included). */
+        public Map<Outcome, Long> of(String operation) {
+            EnumMap<Outcome, Long> snapshot = new EnumMap<>(Outcome.class);
+            EnumMap<Outcome, LongAdder> m = byOperation.get(operation);
+            for (Outcome o : Outcome.values()) {
+                snapshot.put(o, m == null ? 0L : m.get(o).sum());
+            }
+            return snapshot;
+        }
+    }
+
+    /**
+     * Prints the build-time report of the {@code operations.json} files named: Markdown, or JSON with
+     * {@code --json}.
+     */
+    public static void main(String[] args) throws IOException {
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        boolean json = false;
+        List<Operation> all = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.equals("--json")) {
+                json = true;
+                continue;
+            }
+            try (InputStream in = Files.newInputStream(Path.of(arg))) {
+                all.addAll(IdempotencyAdmin.parse(in));
+            }
+        }
+        if (all.isEmpty()) {
+            System.err.println("usage: IdempotencyReport [--json] operations.json...");
+            System.exit(2);
+        }
+        all.sort(java.util.Comparator.comparing(Operation::name));
+        IdempotencyReport report = of(all);
+        out.print(json ? report.toJson() + "\n" : report.toMarkdown());
+    }
+}

@@ -1,0 +1,85 @@
+package dev.idempotency;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idempotency.IdempotencyAdmin.Operation;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The report answers the five questions per operation, from the inventory and from this node's counts. */
+class IdempotencyReportTest {
+
+    private static final Operation CARTS = new Operation("Carts.add", "com.example.Carts", "add",
+            List.of("java.lang.String"), "void", Tier.REVERSIBLE, "#cartId", Duration.ofMinutes(15), "remove",
+            Duration.ofSeconds(10), StoreDown.PROCEED_UNGUARDED);
+    private static final Operation PAYOUTS = new Operation("Payouts.send", "com.example.Payouts", "send",
+            List.of("java.lang.String", "java.math.BigDecimal"), "java.lang.String", Tier.IRREVERSIBLE,
+            "'PAYOUT:' + #id", Duration.ofDays(7), null, Duration.ofSeconds(10));
+
+    @Test
+    void theMarkdownHasOneRowPerOperationWithItsFiveAnswers() {
+        String md = IdempotencyReport.of(List.of(CARTS, PAYOUTS)).confirmationGate(false).toMarkdown();
+
+        assertThat(md).contains("| Carts.add | Carts.add(String) | REVERSIBLE | `#cartId` | PT15M (under 24h) |"
+                + " PROCEED_UNGUARDED | n/a | remove |");
+        assertThat(md).contains("| Payouts.send | Payouts.send(String, BigDecimal) | IRREVERSIBLE |"
+                + " `'PAYOUT:' + #id` | PT168H | FAIL | none: runs on the first request | none |");
+        assertThat(md).doesNotContain("Since this node started");
+    }
+
+    @Test
+    void atRunTimeItCountsDuplicatesUnguardedRunsAndHeldForReview() {
+        IdempotencyReport.Counts counts = new IdempotencyReport.Counts();
+        IdempotentExecutor executor = IdempotentExecutor.builder(new InMemoryIdempotencyStore()).listener(counts)
+                .build();
+        IdempotentOperation<String> op = IdempotentOperation.builder("Carts.add", Tier.REVERSIBLE,
+                ResultType.of(String.class)).build();
+        for (int i = 0; i < 3; i++) {
+            executor.execute(op, "K-1", new Object[] {"K-1"}, () -> "ok");
+        }
+        IdempotencyReport report = IdempotencyReport.of(List.of(CARTS, PAYOUTS)).counts(counts);
+
+        assertThat(report.toMarkdown()).contains("| Carts.add | 1 | 2 | 0 | 0 | 0 | 0 | 0 |")
+                .contains("| Payouts.send | 0 | 0 | 0 | 0 | 0 | 0 | 0 |");
+        JsonNode json = JsonMapper.builder().build().readTree(report.toJson());
+        JsonNode carts = json.get("operations").get(0);
+        assertThat(carts.get("onStoreDown").asString()).isEqualTo("PROCEED_UNGUARDED");
+        assertThat(carts.get("shortTtl").asBoolean()).isTrue();
+        assertThat(carts.get("counts").get("executed").asLong()).isEqualTo(1);
+        assertThat(carts.get("counts").get("replayed_cached").asLong() + carts.get("counts").get("replayed")
+                .asLong()).isEqualTo(2);
+        assertThat(json.get("operations").get(1).get("confirmation").asString())
+                .isEqualTo("ConfirmationGate, if one is configured");
+    }
+
+    @Test
+    void theCommandLinePrintsTheBuildTimeReportOfAnInventory(@TempDir Path dir) throws Exception {
+        Path inventory = dir.resolve("operations.json");
+        Files.writeString(inventory, """
+                {"format": 1, "operations": [{"operation": "Carts.add", "class": "com.example.Carts",
+                  "method": "add", "parameterTypes": ["java.lang.String"], "returnType": "void",
+                  "tier": "REVERSIBLE", "key": "#cartId", "ttl": "15m", "compensate": "remove",
+                  "lockTimeout": "10s", "onStoreDown": "PROCEED_UNGUARDED"}]}
+                """);
+        PrintStream original = System.out;
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(printed, true, StandardCharsets.UTF_8));
+        try {
+            IdempotencyReport.main(new String[] {inventory.toString()});
+        } finally {
+            System.setOut(original);
+        }
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("| Carts.add | Carts.add(String) | REVERSIBLE |"
+                + " `#cartId` | PT15M (under 24h) | PROCEED_UNGUARDED |");
+    }
+}
