@@ -300,10 +300,10 @@ public final class JacksonResultCodec implements ResultCodec {
     private void withinReadLimits(byte[] data, Type declaredType) {
         StreamReadConstraints limits = mapper.tokenStreamFactory().streamReadConstraints();
         boolean strings = data.length > limits.getMaxStringLength();
-        int fewest = Math.min(limits.getMaxNumberLength(), Math.min(limits.getMaxNestingDepth(),
-                limits.getMaxNameLength()));
+        int fewest = Math.min(Math.min(limits.getMaxNumberLength(), limits.getMaxStringLength()),
+                Math.min(limits.getMaxNestingDepth(), limits.getMaxNameLength()));
         if (data.length <= fewest && !limits.hasMaxDocumentLength() && !limits.hasMaxTokenCount()) {
-            return; // no number, name or nesting can exceed its limit in so few bytes
+            return; // no number, string, name or nesting can exceed its limit in so few bytes
         }
         try (JsonParser parser = mapper.createParser(data)) {
             for (JsonToken token = parser.nextToken(); token != null; token = parser.nextToken()) {

@@ -201,4 +201,39 @@ class RoundTripGuaranteeTest {
                 .isInstanceOf(IdempotencyReplayException.class)
                 .hasMessageContaining("(21)");
     }
+
+    @Test
+    void aStringLimitOfTheMapperAppliesToWhatIsRecorded() {
+        JsonMapper shortStrings = JsonMapper.builder(JsonFactory.builder()
+                        .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(5).build())
+                        .build())
+                .build();
+        JacksonResultCodec strings = JacksonResultCodec.using(shortStrings);
+        assertThat(strings.decode(strings.encode("12345", String.class), String.class)).isEqualTo("12345");
+        assertThatThrownBy(() -> strings.encode("123456", String.class))
+                .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("String value length");
+    }
+
+    static <T> List<T> generic() {
+        return null;
+    }
+
+    static <T> T[] genericArray() {
+        return null;
+    }
+
+    static <T> List<? extends T> wildcard() {
+        return null;
+    }
+
+    @Test
+    void anUnresolvedTypeVariableAnywhereInTheDeclaredTypeIsNamed() throws Exception {
+        for (String method : new String[] {"generic", "genericArray", "wildcard"}) {
+            java.lang.reflect.Type type = RoundTripGuaranteeTest.class.getDeclaredMethod(method)
+                    .getGenericReturnType();
+            assertThatThrownBy(() -> codec.checkReplayable(type)).as(method)
+                    .isInstanceOf(IdempotencyReplayException.class)
+                    .hasMessageContaining("the type variable T is not resolved");
+        }
+    }
 }
