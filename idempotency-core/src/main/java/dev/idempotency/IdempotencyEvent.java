@@ -1,5 +1,6 @@
 package dev.idempotency;
 
+import dev.idempotency.internal.Keys;
 import java.time.Duration;
 
 /**
@@ -7,13 +8,20 @@ import java.time.Duration;
  *
  * @param operation the operation name
  * @param tier      its tier
- * @param key       the readable key (cut to 255 characters); empty for {@link Tier#READ_ONLY}
+ * @param key       the readable key (cut to 255 characters); empty for {@link Tier#READ_ONLY}. A refused key (a
+ *                  {@code FAILED} event) comes with every character a key may not hold escaped as in Java
+ *                  source (a newline as backslash, u000A), so that a listener that logs it cannot be made to forge a log line
  * @param outcome   what happened
  * @param claimTime how long the store claim took (zero when there was none)
  * @param totalTime how long the whole call took, method included
  */
 public record IdempotencyEvent(String operation, Tier tier, String key, Outcome outcome, Duration claimTime,
         Duration totalTime) {
+
+    /** Escapes what a key may not hold, whoever built the event: a listener never sees a refused key raw. */
+    public IdempotencyEvent {
+        key = Keys.escape(key);
+    }
 
     /** The outcome of one call. Names are the metric tag values, in lower case. */
     public enum Outcome {

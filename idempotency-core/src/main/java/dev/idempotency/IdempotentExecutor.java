@@ -702,6 +702,7 @@ public final class IdempotentExecutor {
             byte[] data;
             try {
                 data = codec.encode(value, op.resultType().type());
+                ResultSize.check(op, data);
                 if (RecordedExceptions.isException(data)) {
                     throw new IdempotencyReplayException(op.description() + ": the result codec wrote a value"
                             + " starting with the byte 0x00, which marks a recorded exception; a ResultCodec must"

@@ -27,6 +27,11 @@ public final class IdempotentOperation<T> {
     public static final Duration DEFAULT_TTL = Duration.ofHours(24);
     /** The default time a duplicate waits for an attempt in flight. */
     public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * The default largest encoded result, 1 MiB: below every supported database's packet and column limits (MariaDB's
+     * {@code max_allowed_packet} defaults to 16 MiB) and small enough for the pre-filter to hold many.
+     */
+    public static final int DEFAULT_MAX_RESULT_BYTES = 1 << 20;
     /** A committed claim's lease is this many lock timeouts long, unless set. */
     public static final int LEASE_PER_LOCK_TIMEOUT = 3;
 
@@ -41,6 +46,7 @@ public final class IdempotentOperation<T> {
     private final List<Class<? extends Throwable>> replayExceptions;
     private final List<Class<? extends Throwable>> releaseOn;
     private final StoreDown onStoreDown;
+    private final int maxResultBytes;
 
     private IdempotentOperation(Builder<T> b) {
         this.name = b.name;
@@ -54,6 +60,7 @@ public final class IdempotentOperation<T> {
         this.replayExceptions = b.replayExceptions;
         this.releaseOn = b.releaseOn;
         this.onStoreDown = b.onStoreDown;
+        this.maxResultBytes = b.maxResultBytes;
     }
 
     /**
@@ -90,6 +97,16 @@ public final class IdempotentOperation<T> {
     /** How long a committed claim is protected before it counts as crashed (stale). */
     public Duration lease() {
         return lease;
+    }
+
+    /**
+     * The largest result, in encoded bytes, that a call records; a larger one fails the call before anything is
+     * recorded, as a result that cannot be encoded does ({@link IdempotencyReplayException}: a {@link Tier#REVERSIBLE}
+     * claim is released, an {@link Tier#IRREVERSIBLE} one held for review). {@link #DEFAULT_MAX_RESULT_BYTES} unless
+     * set.
+     */
+    public int maxResultBytes() {
+        return maxResultBytes;
     }
 
     /** Whether the argument at {@code index} is left out of the fingerprint. */
@@ -171,6 +188,7 @@ public final class IdempotentOperation<T> {
         private List<Class<? extends Throwable>> releaseOn = List.of();
         private StoreDown onStoreDown = StoreDown.FAIL;
         private boolean compensated;
+        private int maxResultBytes = DEFAULT_MAX_RESULT_BYTES;
 
         private Builder(String name, Tier tier, ResultType<T> resultType) {
             this.name = Objects.requireNonNull(name, "name");
@@ -243,6 +261,21 @@ public final class IdempotentOperation<T> {
          */
         public Builder<T> compensated(boolean compensated) {
             this.compensated = compensated;
+            return this;
+        }
+
+        /**
+         * The largest result a call records, in encoded bytes (JSON with the default codec);
+         * {@link #DEFAULT_MAX_RESULT_BYTES} (1 MiB) unless set. Checked right after the result is encoded, before
+         * anything is recorded: a larger result is an {@link IdempotencyReplayException}, never a row the database
+         * refuses after the method ran (MariaDB's {@code max_allowed_packet}) or a cache filled with megabytes.
+         */
+        public Builder<T> maxResultBytes(int maxResultBytes) {
+            if (maxResultBytes <= 0) {
+                throw new IllegalArgumentException("maxResultBytes of " + name + " must be positive, was "
+                        + maxResultBytes);
+            }
+            this.maxResultBytes = maxResultBytes;
             return this;
         }
 

@@ -64,6 +64,39 @@ class HostileInputTest {
         assertNothingHappened();
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"ORDER-1\nINFO payment approved for ORDER-2", "bidi\u202eevil", "zw\u200bsp",
+            "lone\ud800", "o\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301"
+                    + "\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301\u0301"
+                    + "\u0301\u0301\u0301"})
+    void aRefusedKeyReachesListenersAndTheMessageEscapedNeverRaw(String key) {
+        List<IdempotencyEvent> events = new ArrayList<>();
+        IdempotentExecutor listened = IdempotentExecutor.builder(store).listener(events::add).build();
+        assertThatThrownBy(() -> listened.execute(OP, key, new Object[0], this::refund))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n", "\u202e", "\u200b", "\ud800"));
+        assertThat(events).singleElement().satisfies(e -> {
+            assertThat(e.outcome()).isEqualTo(Outcome.FAILED);
+            assertThat(e.key()).doesNotContain("\n", "\u202e", "\u200b", "\ud800");
+            assertThat(e.key().codePoints().noneMatch(cp -> Character.getType(cp) == Character.FORMAT
+                    || Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)).isTrue();
+        });
+        assertThat(runs).hasValue(0);
+        if (key.startsWith("ORDER-1")) {
+            assertThat(events.get(0).key()).isEqualTo("ORDER-1\\u000AINFO payment approved for ORDER-2");
+        }
+    }
+
+    @Test
+    void anEventBuiltByAnyoneEscapesItsKey() {
+        IdempotencyEvent event = new IdempotencyEvent("Op", Tier.REVERSIBLE, "a\r\nb", Outcome.FAILED,
+                java.time.Duration.ZERO, java.time.Duration.ZERO);
+        assertThat(event.key()).isEqualTo("a\\u000D\\u000Ab");
+        IdempotencyEvent plain = new IdempotencyEvent("Op", Tier.REVERSIBLE, "caf\u00e9", Outcome.EXECUTED,
+                java.time.Duration.ZERO, java.time.Duration.ZERO);
+        assertThat(plain.key()).isEqualTo("caf\u00e9");
+    }
+
     @Test
     void aNullKeyIsAKeyException() {
         assertThatThrownBy(() -> executor.execute(OP, null, new Object[0], this::refund))

@@ -27,6 +27,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * IdempotencyStore store = CaffeinePrefilter.wrap(jdbcStore)
  *     .maximumSize(10_000)
+ *     .maximumBytes(64L << 20)
  *     .transactions(springTransactionBridge)
  *     .build();
  * }</pre>
@@ -36,8 +37,14 @@ import org.jspecify.annotations.Nullable;
  * (through the {@link TransactionBridge}; never if it rolls back); a completed record read back from the store by
  * {@link #claim} or {@link #find} enters on the same terms. An entry leaves when its record expires
  * ({@code expiresAt}, on the clock given here, which must be the executor's), when the cache is full
- * ({@link Builder#maximumSize}, least recently used first), and when this node releases, resolves, takes over or
+ * (least recently used first), and when this node releases, resolves, takes over or
  * marks the key.
+ *
+ * <p><b>How full is full.</b> Two bounds hold at once: at most {@link Builder#maximumSize} outcomes, and at most
+ * {@link Builder#maximumBytes} bytes of them, each outcome weighed by its stored result plus its key and a fixed
+ * overhead per entry. A thousand results of a megabyte take the byte budget (64 MiB unless set), not a gigabyte;
+ * ten thousand small ones take the count. (Each entry weighs at least {@code maximumBytes / maximumSize}, so the one
+ * weigher Caffeine allows enforces both.)
  *
  * <p><b>What it answers.</b> A hit is {@link ClaimResult#cached(IdempotencyRecord)}. It never answers "acquired" and
  * never any in-flight state: on a miss the wrapped store alone decides. A completed outcome cannot change except by
@@ -51,6 +58,8 @@ public final class CaffeinePrefilter implements IdempotencyStore {
 
     private static final System.Logger LOG = System.getLogger(CaffeinePrefilter.class.getName());
     private static final int STRIPES = 64;
+    /** What an entry costs beyond its result and key: the record, its instants, two hashes, the map's node. */
+    static final int ENTRY_OVERHEAD_BYTES = 256;
 
     private final IdempotencyStore store;
     private final TransactionBridge transactions;
@@ -75,8 +84,10 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         this.clock = b.clock;
         this.maximumAge = b.maximumAge;
         Ticker ticker = () -> nanos(clock.instant());
+        long floor = Math.max(1, Math.min(Integer.MAX_VALUE, b.maximumBytes / b.maximumSize));
         this.completed = Caffeine.newBuilder()
-                .maximumSize(b.maximumSize)
+                .maximumWeight(b.maximumBytes)
+                .weigher((ByteBuffer id, IdempotencyRecord record) -> (int) Math.max(floor, bytes(record)))
                 .ticker(ticker)
                 .executor(b.executor)
                 .expireAfter(new UntilInstant<IdempotencyRecord>(IdempotencyRecord::expiresAt))
@@ -239,6 +250,21 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         return completed.estimatedSize();
     }
 
+    /**
+     * What one cached outcome costs in memory, near enough: its result, its readable key and operation (UTF-16), and
+     * {@value #ENTRY_OVERHEAD_BYTES} bytes for the rest.
+     */
+    static long bytes(IdempotencyRecord record) {
+        byte[] result = record.result();
+        return (long) (result == null ? 0 : result.length) + 2L * record.key().length()
+                + 2L * record.operation().length() + ENTRY_OVERHEAD_BYTES;
+    }
+
+    /** The bytes of the outcomes cached now, as the budget counts them (for tests and diagnostics). */
+    long cachedBytes() {
+        return completed.policy().eviction().map(e -> e.weightedSize().orElse(0)).orElse(0L);
+    }
+
     /** Whether an outcome for {@code keyHash} is cached (for tests and diagnostics). */
     boolean isCached(byte[] keyHash) {
         return completed.getIfPresent(id(keyHash)) != null;
@@ -346,8 +372,12 @@ public final class CaffeinePrefilter implements IdempotencyStore {
 
     /** Builds a {@link CaffeinePrefilter}; {@link #build()} rejects what cannot work. */
     public static final class Builder {
+        /** The default byte budget of cached outcomes: 64 MiB. */
+        public static final long DEFAULT_MAXIMUM_BYTES = 64L << 20;
+
         private final IdempotencyStore store;
         private long maximumSize = 10_000;
+        private long maximumBytes = DEFAULT_MAXIMUM_BYTES;
         private TransactionBridge transactions = TransactionBridge.NONE;
         private Clock clock = Clock.systemUTC();
         private @Nullable Duration maximumAge;
@@ -364,6 +394,20 @@ public final class CaffeinePrefilter implements IdempotencyStore {
                         + maximumSize);
             }
             this.maximumSize = maximumSize;
+            return this;
+        }
+
+        /**
+         * How many bytes of outcomes are held at most (least recently used leave first), each weighed by its stored
+         * result, its key and a fixed overhead; {@value #DEFAULT_MAXIMUM_BYTES} (64 MiB) unless set. An outcome larger
+         * than the whole budget is not kept at all (the store answers it).
+         */
+        public Builder maximumBytes(long maximumBytes) {
+            if (maximumBytes <= 0) {
+                throw new IllegalArgumentException("maximumBytes of the pre-filter must be positive, was "
+                        + maximumBytes);
+            }
+            this.maximumBytes = maximumBytes;
             return this;
         }
 

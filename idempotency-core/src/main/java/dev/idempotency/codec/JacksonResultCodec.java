@@ -25,11 +25,15 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.StreamReadConstraints;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.cfg.DateTimeFeature;
 import tools.jackson.databind.cfg.JsonNodeFeature;
+import tools.jackson.databind.introspect.BeanPropertyDefinition;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.jsontype.BasicPolymorphicTypeValidator;
 import tools.jackson.databind.jsontype.NamedType;
@@ -158,17 +162,28 @@ public final class JacksonResultCodec implements ResultCodec {
     }
 
     private void check(JavaType t, Type declared) {
+        check(t, declared, "", new HashSet<>());
+    }
+
+    /**
+     * The declared type itself, its type arguments and array components, and (item by item, at every depth) the
+     * properties Jackson writes for the application's own classes: so that a {@code Class<?>} or an {@code Object}
+     * three records down is refused when the method is first seen, not found by a tampered row or a failing replay.
+     *
+     * @param path where {@code t} sits inside the declared type ({@code ""} for the type itself)
+     */
+    private void check(JavaType t, Type declared, String path, Set<JavaType> seen) {
         Class<?> raw = t.getRawClass();
         if (raw == Object.class) {
-            throw refused(declared, "Object says nothing about what a replay must build (it would come back as maps"
-                    + " and lists); declare a concrete type, or JsonNode for free-form JSON");
+            throw refused(declared, at(path) + "Object says nothing about what a replay must build (it would come back"
+                    + " as maps and lists); declare a concrete type, or JsonNode for free-form JSON");
         }
         Optional<String> why = UnreplayableTypes.reason(raw);
         if (why.isPresent()) {
-            throw refused(declared, raw.getName() + " cannot be replayed: " + why.get());
+            throw refused(declared, at(path) + raw.getName() + " cannot be replayed: " + why.get());
         }
         if (t.isArrayType()) {
-            check(t.getContentType(), declared);
+            check(t.getContentType(), declared, path.isEmpty() ? "" : path + "[]", seen);
             return;
         }
         if (raw.isPrimitive() || raw.isEnum() || JsonNode.class.isAssignableFrom(raw)) {
@@ -176,7 +191,8 @@ public final class JacksonResultCodec implements ResultCodec {
         }
         boolean jdkCollection = (t.isCollectionLikeType() || t.isMapLikeType())
                 && raw.getPackageName().equals("java.util");
-        if (!jdkCollection && (raw.isInterface() || Modifier.isAbstract(raw.getModifiers()))) {
+        boolean abstractType = raw.isInterface() || Modifier.isAbstract(raw.getModifiers());
+        if (!jdkCollection && abstractType && path.isEmpty()) {
             if (isJdk(raw)) {
                 throw refused(declared, "the abstract JDK type " + raw.getName() + " does not say which concrete"
                         + " class a replay must build; declare the concrete type (BigDecimal, String, Instant...)");
@@ -188,9 +204,52 @@ public final class JacksonResultCodec implements ResultCodec {
                         + " configure JacksonResultCodec.builder().allowSubtypes(...)");
             }
         }
-        for (int i = 0; i < t.containedTypeCount(); i++) {
-            check(t.containedType(i), declared);
+        if (!abstractType && !isJdk(raw) && carriesTypeIds(raw) && allowed.stream().noneMatch(raw::isAssignableFrom)) {
+            // the allow-list resolver writes ids for allow-listed classes only: every encode would fail
+            throw refused(declared, at(path) + "the class " + raw.getName() + " carries @JsonTypeInfo, so a type id"
+                    + " is written for it, and only allow-listed classes have one; allow-list it"
+                    + " (JacksonResultCodec.builder().allowSubtypes(" + raw.getSimpleName() + ".class))");
         }
+        if (!seen.add(t)) {
+            return;
+        }
+        for (int i = 0; i < t.containedTypeCount(); i++) {
+            check(t.containedType(i), declared, path, seen);
+        }
+        if (t.isContainerType() || t.isReferenceType() || isJdk(raw)) {
+            return;
+        }
+        // an application class: every property Jackson writes, as Jackson sees it (visibility, @JsonIgnore, mixins)
+        for (Class<?> c : replayCandidates(raw, abstractType)) {
+            JavaType bean = c == raw ? t : mapper.getTypeFactory().constructType(c);
+            for (BeanPropertyDefinition property : properties(bean)) {
+                check(property.getPrimaryType(), declared,
+                        (path.isEmpty() ? raw.getSimpleName() : path) + "." + property.getName(), seen);
+            }
+        }
+    }
+
+    /** The classes whose properties a value of {@code raw} is written with: itself, or its allow-listed subtypes. */
+    private java.util.List<Class<?>> replayCandidates(Class<?> raw, boolean abstractType) {
+        if (!abstractType) {
+            return java.util.List.of(raw);
+        }
+        return allowed.stream().filter(raw::isAssignableFrom).toList();
+    }
+
+    private java.util.List<BeanPropertyDefinition> properties(JavaType bean) {
+        try {
+            return mapper._serializationContext().introspectBeanDescription(bean).findProperties().stream()
+                    .filter(BeanPropertyDefinition::couldSerialize)
+                    .toList();
+        } catch (RuntimeException e) {
+            // a class Jackson cannot introspect fails its first encode with Jackson's own message
+            return java.util.List.of();
+        }
+    }
+
+    private static String at(String path) {
+        return path.isEmpty() ? "" : "its property " + path + ": ";
     }
 
     private static boolean isJdk(Class<?> c) {
@@ -217,6 +276,7 @@ public final class JacksonResultCodec implements ResultCodec {
                         + " subtypes, so it could not be replayed");
             }
             byte[] data = mapper.writerFor(type).writeValueAsBytes(value);
+            withinReadLimits(data, declaredType);
             if (mayNotReadBack(declaredType, type)) {
                 refuseUnreadable(data, declaredType);
             }
@@ -227,6 +287,34 @@ public final class JacksonResultCodec implements ResultCodec {
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
                     + " as JSON: " + e.getOriginalMessage() + at(e), e);
+        }
+    }
+
+    /**
+     * Refuses what was written but could never be read: Jackson's {@link StreamReadConstraints} (a number of more than
+     * 1,000 digits, a property name of more than 50,000 characters, nesting deeper than 500, and any limit the
+     * application's mapper sets) have no write-side twin, so such a value would encode, be recorded, and fail every
+     * replay for the whole ttl. The bytes are scanned as tokens (no value is built) with the mapper's own read
+     * constraints; a result too small to break any of them is not scanned at all.
+     */
+    private void withinReadLimits(byte[] data, Type declaredType) {
+        StreamReadConstraints limits = mapper.tokenStreamFactory().streamReadConstraints();
+        boolean strings = data.length > limits.getMaxStringLength();
+        int fewest = Math.min(Math.min(limits.getMaxNumberLength(), limits.getMaxStringLength()),
+                Math.min(limits.getMaxNestingDepth(), limits.getMaxNameLength()));
+        if (data.length <= fewest && !limits.hasMaxDocumentLength() && !limits.hasMaxTokenCount()) {
+            return; // no number, string, name or nesting can exceed its limit in so few bytes
+        }
+        try (JsonParser parser = mapper.createParser(data)) {
+            for (JsonToken token = parser.nextToken(); token != null; token = parser.nextToken()) {
+                if (strings && token == JsonToken.VALUE_STRING) {
+                    limits.validateStringLength(parser.getTextLength());
+                }
+            }
+        } catch (JacksonException e) {
+            throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
+                    + ": it would not replay, because Jackson refuses to read it back: " + e.getOriginalMessage()
+                    + " (a limit of Jackson's StreamReadConstraints)", e);
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.idempotency.internal;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -8,6 +10,7 @@ import java.util.Set;
 import java.util.function.IntPredicate;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.JsonGenerator;
+import tools.jackson.databind.AnnotationIntrospector;
 import tools.jackson.databind.BeanDescription;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
@@ -15,6 +18,10 @@ import tools.jackson.databind.SerializationConfig;
 import tools.jackson.databind.SerializationContext;
 import tools.jackson.databind.ValueSerializer;
 import tools.jackson.databind.cfg.JsonNodeFeature;
+import tools.jackson.databind.cfg.MapperConfig;
+import tools.jackson.databind.introspect.Annotated;
+import tools.jackson.databind.introspect.AnnotationIntrospectorPair;
+import tools.jackson.databind.introspect.NopAnnotationIntrospector;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.module.SimpleModule;
 import tools.jackson.databind.ser.ValueSerializerModifier;
@@ -31,6 +38,12 @@ import tools.jackson.databind.type.CollectionType;
  * arrays keep their order. Numbers are written as Jackson writes them, {@code BigDecimal} with its scale
  * ({@code 1.50} and {@code 1.5} differ, as {@code equals} says). The bytes depend on the arguments' JSON form only,
  * never on identity hash codes or iteration order, so they are the same across JVM restarts.
+ *
+ * <p>Whatever the mapper's inclusion and access settings: every property is written, its value null, empty or
+ * default included ({@code NON_NULL}, {@code NON_EMPTY}, {@code NON_DEFAULT} on the mapper, a class or a property do
+ * not apply here), and so is a property marked {@code @JsonProperty(access = WRITE_ONLY)} (a password-like field the
+ * application never sends back, but which is still part of what the method received): two calls that differ in such
+ * a property must not fingerprint alike, or a changed request under a reused key would be replayed.
  *
  * <p>Not canonical: anything the JSON form leaves out or makes up (a {@code @JsonIgnore}d field, a getter computed
  * from the clock), and a map whose different keys serialize to the same text ({@code 1} and {@code "1"}), which is
@@ -54,7 +67,10 @@ public final class Fingerprints {
                 return Set.class.isAssignableFrom(type.getRawClass()) ? new SortedSetSerializer() : serializer;
             }
         });
-        this.canonical = mapper.rebuild()
+        var builder = mapper.rebuild();
+        this.canonical = builder
+                .annotationIntrospector(new EveryProperty(builder.annotationIntrospector()))
+                .changeDefaultPropertyInclusion(any -> ALWAYS)
                 .deactivateDefaultTyping()
                 .addModule(sets)
                 .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
@@ -87,6 +103,32 @@ public final class Fingerprints {
         } catch (JacksonException e) {
             throw new IllegalArgumentException("the arguments cannot be serialized for the fingerprint: "
                     + e.getOriginalMessage(), e);
+        }
+    }
+
+    private static final JsonInclude.Value ALWAYS =
+            JsonInclude.Value.construct(JsonInclude.Include.ALWAYS, JsonInclude.Include.ALWAYS);
+
+    /**
+     * The application's annotations, less the two that hide what a method received: inclusion rules (every value is
+     * written) and {@code WRITE_ONLY} access (the property is written like any other).
+     */
+    private static final class EveryProperty extends AnnotationIntrospectorPair {
+        private static final long serialVersionUID = 1L;
+
+        EveryProperty(AnnotationIntrospector application) {
+            super(application, NopAnnotationIntrospector.instance);
+        }
+
+        @Override
+        public JsonInclude.Value findPropertyInclusion(MapperConfig<?> config, Annotated a) {
+            return ALWAYS;
+        }
+
+        @Override
+        public JsonProperty.Access findPropertyAccess(MapperConfig<?> config, Annotated a) {
+            JsonProperty.Access access = super.findPropertyAccess(config, a);
+            return access == JsonProperty.Access.WRITE_ONLY ? JsonProperty.Access.AUTO : access;
         }
     }
 

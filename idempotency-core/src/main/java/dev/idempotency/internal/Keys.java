@@ -25,57 +25,130 @@ public final class Keys {
     }
 
     /**
+     * Longest run of combining marks (Unicode categories Mn, Mc, Me) accepted after one base character: the limit of
+     * Unicode's stream-safe text format (UAX #15), which no real text reaches. NFC reorders such a run, at a cost that
+     * grows with the square of its length, so longer runs are refused before normalizing.
+     */
+    public static final int MAX_COMBINING_RUN = 30;
+
+    /**
      * Normalizes a key to NFC and checks it: not null, not blank, at most {@value #MAX_KEY_LENGTH} code points, no
-     * control character (C0, DEL, C1), no line or paragraph separator (U+2028, U+2029: they break log lines like a
-     * newline), no unpaired surrogate (it has no UTF-8 form, so two different keys would hash alike). Not trimmed and
-     * not case-folded: {@code "A-1"}, {@code "a-1"} and {@code "A-1 "} are three keys.
+     * run of more than {@value #MAX_COMBINING_RUN} combining marks, no control character (C0, DEL, C1), no format
+     * character (category Cf: bidirectional overrides such as U+202E, zero-width characters, U+200D included), no line
+     * or paragraph separator (U+2028, U+2029: they break log lines like a newline), no unpaired surrogate (it has no
+     * UTF-8 form, so two different keys would hash alike). Not trimmed and not case-folded: {@code "A-1"},
+     * {@code "a-1"} and {@code "A-1 "} are three keys.
      *
-     * @return the normalized key, or a reason it is refused as the exception message suffix
-     * @throws IllegalArgumentException with the reason: null, blank, too long or a control character
+     * <p>The length in UTF-16 units and the runs of combining marks are checked before normalizing, in one linear
+     * pass: a hostile key costs no more to refuse than a normal one costs to accept.
+     *
+     * @return the normalized key
+     * @throws IllegalArgumentException with the reason: null, blank, too long, too many combining marks in a row, or
+     *                                  a refused character (named by code point and index, never echoed)
      */
     public static String normalize(String key) {
         if (key == null) {
             throw new IllegalArgumentException("the key is null");
         }
-        if (key.isBlank()) {
-            throw new IllegalArgumentException(key.isEmpty() ? "the key is empty" : "the key is blank");
-        }
         if (key.length() > 4 * MAX_KEY_LENGTH) {
-            // refused before normalizing: NFC of a hostile megabyte key is work for nothing
+            // refused before anything else: NFC (or even isBlank) of a hostile megabyte key is work for nothing
             throw new IllegalArgumentException("the key has " + key.length() + " UTF-16 units, more than "
                     + MAX_KEY_LENGTH + " characters allowed");
         }
+        if (key.isBlank()) {
+            throw new IllegalArgumentException(key.isEmpty() ? "the key is empty" : "the key is blank");
+        }
+        checkCharacters(key, true);
         String nfc = Normalizer.normalize(key, Normalizer.Form.NFC);
         int characters = nfc.codePointCount(0, nfc.length());
         if (characters > MAX_KEY_LENGTH) {
             throw new IllegalArgumentException("the key has " + characters + " characters, more than "
                     + MAX_KEY_LENGTH + " allowed");
         }
-        for (int i = 0; i < nfc.length(); ) {
-            int cp = nfc.codePointAt(i);
-            if (Character.isISOControl(cp) || Character.getType(cp) == Character.LINE_SEPARATOR
-                    || Character.getType(cp) == Character.PARAGRAPH_SEPARATOR) {
-                throw new IllegalArgumentException("the key holds a control character (U+"
-                        + String.format("%04X", cp) + ") at index " + i);
-            }
-            if (Character.getType(cp) == Character.SURROGATE) {
-                throw new IllegalArgumentException("the key holds an unpaired surrogate at index " + i);
-            }
-            i += Character.charCount(cp);
+        if (!nfc.equals(key)) {
+            checkCharacters(nfc, false); // indexes of the normalized key; NFC adds no refused character, but say so
         }
         return nfc;
     }
 
-    /** The normalized key cut to {@value #MAX_READABLE_LENGTH} characters, never inside a surrogate pair. */
-    public static String readable(String normalizedKey) {
-        if (normalizedKey.length() <= MAX_READABLE_LENGTH) {
-            return normalizedKey;
+    private static void checkCharacters(String key, boolean countMarks) {
+        int run = 0;
+        for (int i = 0; i < key.length(); ) {
+            int cp = key.codePointAt(i);
+            int type = Character.getType(cp);
+            String refused = refusedCharacter(cp, type);
+            if (refused != null) {
+                throw new IllegalArgumentException("the key holds " + refused + " (U+" + String.format("%04X", cp)
+                        + ") at index " + i);
+            }
+            if (type == Character.NON_SPACING_MARK || type == Character.COMBINING_SPACING_MARK
+                    || type == Character.ENCLOSING_MARK) {
+                if (countMarks && ++run > MAX_COMBINING_RUN) {
+                    throw new IllegalArgumentException("the key holds more than " + MAX_COMBINING_RUN
+                            + " combining marks in a row (at index " + i + "), which no text needs");
+                }
+            } else {
+                run = 0;
+            }
+            i += Character.charCount(cp);
         }
-        int end = MAX_READABLE_LENGTH;
-        if (Character.isHighSurrogate(normalizedKey.charAt(end - 1))) {
-            end--;
+    }
+
+    /** What kind of refused character {@code cp} is, or null if keys may hold it. */
+    private static String refusedCharacter(int cp, int type) {
+        if (Character.isISOControl(cp)) {
+            return "a control character";
         }
-        return normalizedKey.substring(0, end);
+        if (type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR) {
+            return "a line or paragraph separator";
+        }
+        if (type == Character.FORMAT) {
+            return "an invisible format character";
+        }
+        if (type == Character.SURROGATE) {
+            return "an unpaired surrogate";
+        }
+        return null;
+    }
+
+    /**
+     * The key cut to {@value #MAX_READABLE_LENGTH} characters, never inside a surrogate pair, for people: the stored
+     * readable key, events, messages. A normalized key comes back unchanged (at most cut); in a key that was refused
+     * (or not checked yet), every character that {@link #normalize} refuses is escaped as in Java source (backslash,
+     * u, four hex digits), so that a newline, a bidirectional override or a lone surrogate in a refused key never
+     * reaches a log line or a listener raw.
+     */
+    public static String readable(String key) {
+        String cut = key;
+        if (key.length() > MAX_READABLE_LENGTH) {
+            int end = MAX_READABLE_LENGTH;
+            if (Character.isHighSurrogate(key.charAt(end - 1)) && Character.isLowSurrogate(key.charAt(end))) {
+                end--;
+            }
+            cut = key.substring(0, end);
+        }
+        return escape(cut);
+    }
+
+    /** {@code text} with every character a key may not hold escaped as in Java source, one UTF-16 unit at a time. */
+    public static String escape(String text) {
+        StringBuilder sb = null;
+        for (int i = 0; i < text.length(); ) {
+            int cp = text.codePointAt(i);
+            int n = Character.charCount(cp);
+            if (refusedCharacter(cp, Character.getType(cp)) != null) {
+                if (sb == null) {
+                    sb = new StringBuilder(text.length() + 16).append(text, 0, i);
+                }
+                for (int j = i; j < i + n; j++) {
+                    sb.append(String.format("\\u%04X", (int) text.charAt(j)));
+                }
+            } else if (sb != null) {
+                sb.append(text, i, i + n);
+            }
+            i += n;
+        }
+        return sb == null ? text : sb.toString();
     }
 
     /**

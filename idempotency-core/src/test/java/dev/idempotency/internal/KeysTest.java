@@ -68,10 +68,67 @@ class KeysTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("unpaired surrogate");
     }
 
+    @ParameterizedTest
+    @ValueSource(strings = {"ORDER-\u202e1-REDRO", "a\u200db", "a\u200bb", "a\ufeffb", "a\u2066b", "a\u00adb",
+            "a\ud834\udd73b"})
+    void formatCharactersAreRefusedSoAKeyCannotHideOrReorderText(String key) {
+        int cp = key.codePointAt(key.indexOf('a') >= 0 ? 1 : 6);
+        assertThatThrownBy(() -> Keys.normalize(key))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("format character")
+                .hasMessageContaining(String.format("U+%04X", cp))
+                .hasMessageNotContaining(key);
+    }
+
     @Test
-    void formatCharactersStayAllowedSoEmojiSequencesWork() {
-        String family = "\ud83d\udc68\u200d\ud83d\udc69\u200d\ud83d\udc67";   // joined by U+200D
-        assertThat(Keys.normalize(family)).isEqualTo(family);
+    void emojiSequencesJoinedByAZeroWidthJoinerAreRefusedTooButPlainEmojiAreKeys() {
+        String family = "\ud83d\udc68\u200d\ud83d\udc69\u200d\ud83d\udc67";   // joined by U+200D (category Cf)
+        assertThatThrownBy(() -> Keys.normalize(family)).hasMessageContaining("U+200D");
+        assertThat(Keys.normalize("\ud83d\udc68\ud83d\udc69")).isEqualTo("\ud83d\udc68\ud83d\udc69");
+    }
+
+    @Test
+    void aRunOfMoreThan30CombiningMarksIsRefusedBeforeNormalizing() {
+        String thirty = "o" + "\u0308\u0301\u0323".repeat(10);                // 30 marks: stream-safe text
+        assertThat(Keys.normalize(thirty)).startsWith("\u1ECD");              // NFC composed what it could
+        assertThatThrownBy(() -> Keys.normalize("o" + "\u0301".repeat(31)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("more than 30 combining marks in a row")
+                .hasMessageContaining("index 31");
+        // the measured attack: 4,096 UTF-16 units of stacked marks, refused at the first mark over the limit
+        assertThatThrownBy(() -> Keys.normalize("a" + "\u0301\u0300".repeat(2047) + "b"))
+                .hasMessageContaining("combining marks");
+        // marks separated by base characters never add up
+        assertThat(Keys.normalize("e\u0301".repeat(1024))).hasSize(1024);
+    }
+
+    @Test
+    void enclosingAndSpacingMarksCountAsCombiningMarks() {
+        assertThatThrownBy(() -> Keys.normalize("a" + "\u20dd".repeat(31))).hasMessageContaining("combining marks");
+        assertThatThrownBy(() -> Keys.normalize("\u0915" + "\u093f".repeat(31))).hasMessageContaining("combining");
+        assertThat(Keys.normalize("a" + "\u20dd".repeat(30))).hasSize(31);
+    }
+
+    @Test
+    void aKeyLongerThan4096Utf16UnitsIsRefusedByLengthEvenIfBlankOrMarks() {
+        assertThatThrownBy(() -> Keys.normalize(" ".repeat(4097))).hasMessageContaining("4097 UTF-16 units");
+        assertThatThrownBy(() -> Keys.normalize("\u0301".repeat(4097))).hasMessageContaining("4097 UTF-16 units");
+        assertThat(Keys.normalize("k".repeat(1000) + "\u00e9".repeat(24))).hasSize(1024);
+    }
+
+    @Test
+    void theReadableFormOfARefusedKeyEscapesWhatTheKeyMayNotHold() {
+        assertThat(Keys.readable("A-1\nINFO forged line")).isEqualTo("A-1\\u000AINFO forged line");
+        assertThat(Keys.readable("a\u202eb")).isEqualTo("a\\u202Eb");
+        assertThat(Keys.readable("a\ud800")).isEqualTo("a\\uD800");
+        assertThat(Keys.readable("\u2028\u0085\u007f")).isEqualTo("\\u2028\\u0085\\u007F");
+        // a key that is accepted comes back as it is, same instance
+        String fine = "caf\u00e9 \ud83d\ude00 \\n";
+        assertThat(Keys.readable(fine)).isSameAs(fine);
+        // cut first (a megabyte key costs 255 characters of work), then escaped
+        assertThat(Keys.readable("\n".repeat(1_000_000))).isEqualTo("\\u000A".repeat(255));
+        // an unpaired high surrogate at the cut is escaped, a pair is never split
+        assertThat(Keys.readable("a".repeat(254) + "\ud800x")).endsWith("\\uD800");
     }
 
     @Test

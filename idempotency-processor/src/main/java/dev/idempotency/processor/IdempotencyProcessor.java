@@ -216,6 +216,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             }
         } else {
             KeyCheck.check(key, parameters, where, openSpel)
+                    .or(() -> KeyReadsOnly.check(key, method, where, types, elements))
                     .ifPresent(message -> error(message, method, annotation, explicit.get("key")));
         }
         checkDuration(ttl, "ttl of " + name, method, annotation, explicit.get("ttl"));

@@ -32,9 +32,7 @@ import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
-import org.springframework.expression.spel.support.DataBindingMethodResolver;
 import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
-import org.springframework.expression.spel.support.ReflectiveMethodResolver;
 import org.springframework.expression.spel.support.SimpleEvaluationContext;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.expression.spel.support.StandardTypeLocator;
@@ -132,7 +130,11 @@ public final class KeyResolver {
             variables.add("a" + i);
         }
         check(parsed.getAST(), variables, names != null, description);
-        return new Key(this, parsed, names, description, method.getDeclaringClass().getClassLoader());
+        List<SpelExpression> reads = new ArrayList<>();
+        for (String read : NullReads.of(parsed.getAST())) {
+            reads.add((SpelExpression) parser.parseExpression(read));
+        }
+        return new Key(this, parsed, reads, names, description, method.getDeclaringClass().getClassLoader());
     }
 
     private static String @Nullable [] parameterNames(Method method) {
@@ -176,9 +178,8 @@ public final class KeyResolver {
     // variables), what it resolves through is not
     private static final DataBindingPropertyAccessor READ_ONLY_PROPERTIES =
             DataBindingPropertyAccessor.forReadOnlyAccess();
-    private static final DataBindingMethodResolver INSTANCE_METHODS = DataBindingMethodResolver
-            .forInstanceMethodInvocation();
-    private static final ReflectiveMethodResolver ANY_METHODS = new ReflectiveMethodResolver();
+    private static final ReadOnlyMethods INSTANCE_METHODS = new ReadOnlyMethods(false);
+    private static final ReadOnlyMethods WITH_STATIC_METHODS = new ReadOnlyMethods(true);
 
     private EvaluationContext context(Root root, ClassLoader classLoader) {
         if (!typeReferences && !constructors && beanFactory == null) {
@@ -190,7 +191,7 @@ public final class KeyResolver {
         }
         StandardEvaluationContext context = new StandardEvaluationContext(root);
         context.setPropertyAccessors(List.of(READ_ONLY_PROPERTIES));
-        context.setMethodResolvers(List.of(typeReferences ? ANY_METHODS : INSTANCE_METHODS));
+        context.setMethodResolvers(List.of(typeReferences ? WITH_STATIC_METHODS : INSTANCE_METHODS));
         // a constructor names its type too; T(...) itself stays refused by check() unless type references are allowed
         context.setTypeLocator(typeReferences || constructors ? new StandardTypeLocator(classLoader) : NO_TYPES);
         if (!constructors) {
@@ -263,14 +264,16 @@ public final class KeyResolver {
     public static final class Key {
         private final KeyResolver resolver;
         private final SpelExpression expression;
+        private final List<SpelExpression> reads;
         private final String @Nullable [] names;
         private final String description;
         private final ClassLoader classLoader;
 
-        private Key(KeyResolver resolver, SpelExpression expression, String @Nullable [] names, String description,
-                @Nullable ClassLoader classLoader) {
+        private Key(KeyResolver resolver, SpelExpression expression, List<SpelExpression> reads,
+                String @Nullable [] names, String description, @Nullable ClassLoader classLoader) {
             this.resolver = resolver;
             this.expression = expression;
+            this.reads = List.copyOf(reads);
             this.names = names;
             this.description = description;
             this.classLoader = classLoader != null ? classLoader : KeyResolver.class.getClassLoader();
@@ -286,7 +289,11 @@ public final class KeyResolver {
          *
          * @param args the call's arguments, in parameter order
          * @return the key: never null or blank
-         * @throws IdempotencyKeyException naming the method and the expression, if the value is null, empty or blank,
+         * @throws IdempotencyKeyException naming the method and the expression, if a variable or property the
+         *                                 expression reads is null (naming it; unless the expression handles null
+         *                                 itself with {@code ?:}, {@code ?.}, {@code == null} or {@code != null}),
+         *                                 if the expression calls a method that does not only read, if the value is
+         *                                 null, empty or blank,
          *                                 of a class without a {@code toString()} of its own (an array, a plain
          *                                 object), or the evaluation or its {@code toString()} failed (with the
          *                                 cause)
@@ -303,9 +310,22 @@ public final class KeyResolver {
             }
             Object value;
             try {
+                for (SpelExpression read : reads) {
+                    if (read.getValue(context) == null) {
+                        // 'ORDER:' + null is "ORDER:null": one key shared by every call that lacks the value
+                        throw new IdempotencyKeyException(description + ": the key expression reads "
+                                + read.getExpressionString() + ", which is null in this call; a key built from a"
+                                + " missing value would be shared by every call that lacks it. Pass a value, or say"
+                                + " in the expression what a missing one means (" + read.getExpressionString()
+                                + " ?: ..., or ?. to navigate past it)");
+                    }
+                }
                 value = expression.getValue(context);
+            } catch (IdempotencyKeyException e) {
+                throw e;
             } catch (EvaluationException e) {
-                throw new IdempotencyKeyException(description + ": the key expression failed: " + e.getMessage(), e);
+                throw new IdempotencyKeyException(description + ": the key expression failed: " + e.getMessage()
+                        + (e.getCause() instanceof AccessException a ? ": " + a.getMessage() : ""), e);
             } catch (RuntimeException e) {
                 // a method called by the expression threw: SpEL passes runtime exceptions through unwrapped
                 throw new IdempotencyKeyException(description + ": the key expression failed: " + e, e);

@@ -120,7 +120,8 @@ class KeyResolverTest {
         assertThatThrownBy(() -> key.resolve(new Object[] {"", null, null, 0L}))
                 .hasMessage("target key \"#approvalNo\": the key is empty");
         assertThatThrownBy(() -> key.resolve(new Object[] {null, null, null, 0L}))
-                .hasMessage("target key \"#approvalNo\": the key is null");
+                .hasMessageStartingWith("target key \"#approvalNo\": the key expression reads #approvalNo, which is"
+                        + " null in this call");
     }
 
     @Test
@@ -131,7 +132,7 @@ class KeyResolverTest {
                 .allowBeanReferences(beans).build();
 
         assertThat(resolve(open, "T(java.lang.Math).abs(-#amount)")).isEqualTo("42");
-        assertThat(resolve(open, "new java.lang.StringBuilder(#approvalNo).reverse()")).isEqualTo("1-A");
+        assertThat(resolve(open, "new java.math.BigDecimal(#amount).negate()")).isEqualTo("-42");
         assertThat(resolve(open, "#approvalNo + @region")).isEqualTo("A-1EU");
 
         KeyResolver typesOnly = KeyResolver.builder().allowTypeReferences().build();
@@ -139,6 +140,135 @@ class KeyResolverTest {
                 .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("bean references");
         assertThatThrownBy(() -> resolve(typesOnly, "new java.io.File('x')"))
                 .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("constructors");
+    }
+
+    // ---- issue 10 item 8: a key built from a missing value is refused, naming the variable ----
+
+    private String resolveWith(String expression, Object... arguments) {
+        return KeyResolver.create().compile(TARGET, expression, "target key \"" + expression + "\"")
+                .resolve(arguments);
+    }
+
+    @Test
+    void aNullVariableIsAKeyExceptionNamingTheMethodTheExpressionAndTheVariable() {
+        assertThatThrownBy(() -> resolveWith("'ORDER:' + #approvalNo", null, null, null, 0L))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessageStartingWith("target key \"'ORDER:' + #approvalNo\": the key expression reads #approvalNo,"
+                        + " which is null in this call");
+        // positions and #root.args too
+        assertThatThrownBy(() -> resolveWith("'ORDER:' + #p0", null, null, null, 0L))
+                .hasMessageContaining("reads #p0, which is null");
+        assertThatThrownBy(() -> resolveWith("'ORDER:' + #root.args[1]", "A-1", null, null, 0L))
+                .hasMessageContaining("reads #root.args[1], which is null");
+    }
+
+    @Test
+    void aNullPropertyOnThePathIsRefusedNamingTheFirstNullStep() {
+        assertThatThrownBy(() -> resolveWith("'C:' + #customer.id", "A-1", null, null, 0L))
+                .isInstanceOf(IdempotencyKeyException.class)
+                .hasMessageContaining("reads #customer, which is null");
+        assertThatThrownBy(() -> resolveWith("'C:' + #customer.id", "A-1", new Customer(null, List.of()), null, 0L))
+                .hasMessageContaining("reads #customer.id, which is null");
+        assertThatThrownBy(() -> resolveWith("#order.attributes['region'] + ':' + #approvalNo", "A-1", null,
+                new Order("O-1", java.util.Collections.singletonMap("region", null)), 0L))
+                .hasMessageContaining("reads #order.attributes['region'], which is null");
+        assertThatThrownBy(() -> resolveWith("#customer.tags[0] + 'x'", "A-1", new Customer("C", null), null, 0L))
+                .hasMessageContaining("reads #customer.tags, which is null");
+    }
+
+    @Test
+    void anExpressionThatHandlesNullItselfIsLeftToItsOwnWord() {
+        assertThat(resolveWith("#approvalNo ?: 'none'", null, null, null, 0L)).isEqualTo("none");
+        assertThat(resolveWith("'C:' + #customer?.id", "A-1", null, null, 0L)).isEqualTo("C:null");
+        assertThat(resolveWith("#approvalNo == null ? 'anon' : #approvalNo", null, null, null, 0L))
+                .isEqualTo("anon");
+        assertThat(resolveWith("#customer.id != null ? #customer.id : #approvalNo", "A-1",
+                new Customer(null, List.of()), null, 0L)).isEqualTo("A-1");
+        // but what the null-safe path does not cover is still checked
+        assertThatThrownBy(() -> resolveWith("#customer?.id + #approvalNo", null, null, null, 0L))
+                .hasMessageContaining("reads #approvalNo, which is null");
+    }
+
+    @Test
+    void nullArgumentsThatTheKeyDoesNotReadAreFine() {
+        assertThat(resolveWith("'ORDER:' + #approvalNo", "A-1", null, null, 0L)).isEqualTo("ORDER:A-1");
+        assertThat(resolveWith("#customer.tags.?[#this != null].size() + ':' + #approvalNo", "A-1",
+                new Customer("C", java.util.Arrays.asList("a", null)), null, 0L)).isEqualTo("1:A-1");
+    }
+
+    // ---- issue 16 item 7: a key expression may only read ----
+
+    /** Mutable arguments, to see that no key expression can change them. */
+    public static class Account {
+        private String id = "ACC-1";
+        public final java.util.List<String> log = new java.util.ArrayList<>(List.of("opened"));
+
+        public String getId() {
+            return id;
+        }
+
+        public void setId(String id) {
+            this.id = id;
+        }
+
+        public String rename(String id) {
+            this.id = id;
+            return id;
+        }
+
+        public boolean isOpen() {
+            return true;
+        }
+    }
+
+    @SuppressWarnings("unused")
+    static void account(Account p0, java.util.List<String> p1, java.util.Map<String, String> p2) {
+    }
+
+    @Test
+    void aKeyExpressionCannotMutateTheArguments() throws Exception {
+        Method method = KeyResolverTest.class.getDeclaredMethod("account", Account.class, java.util.List.class,
+                java.util.Map.class);
+        Account account = new Account();
+        java.util.List<String> list = new java.util.ArrayList<>(List.of("a", "b"));
+        java.util.Map<String, String> map = new java.util.HashMap<>(Map.of("k", "v"));
+        Object[] arguments = {account, list, map};
+        for (String expression : new String[] {"#p0.setId('x') + 'k'", "#p1.clear()", "#p0.rename('x')",
+                "#p1.add('c') + 'k'", "#p2.put('k', 'w')", "#p0.log.clear()", "#p1.remove(0)", "#p2.clear()"}) {
+            assertThatThrownBy(() -> KeyResolver.create().compile(method, expression, "account key")
+                    .resolve(arguments))
+                    .as(expression)
+                    .isInstanceOf(IdempotencyKeyException.class)
+                    .hasMessageContaining("may only read");
+        }
+        assertThat(account.getId()).isEqualTo("ACC-1");
+        assertThat(account.log).containsExactly("opened");
+        assertThat(list).containsExactly("a", "b");
+        assertThat(map).containsExactly(Map.entry("k", "v"));
+    }
+
+    @Test
+    void gettersRecordAccessorsAndStringAndNumberMethodsStillWork() throws Exception {
+        assertThat(resolve("#customer.id().toUpperCase() + #order.getNumber().substring(1)")).isEqualTo("C-7-9");
+        assertThat(resolve("#approvalNo.replace('-', '') + #amount.toString()")).isEqualTo("A142");
+        assertThat(resolve("#amount.compareTo(41L) + ':' + #approvalNo.length()")).isEqualTo("1:3");
+        Method method = KeyResolverTest.class.getDeclaredMethod("account", Account.class, java.util.List.class,
+                java.util.Map.class);
+        assertThat(KeyResolver.create().compile(method, "#p0.isOpen() + ':' + #p0.getId()", "account key")
+                .resolve(new Object[] {new Account(), List.of(), Map.of()})).isEqualTo("true:ACC-1");
+    }
+
+    @Test
+    void optingInToTypeReferencesAllowsStaticMethodsButStillNoMutation() throws Exception {
+        KeyResolver open = KeyResolver.builder().allowTypeReferences().build();
+        Method method = KeyResolverTest.class.getDeclaredMethod("account", Account.class, java.util.List.class,
+                java.util.Map.class);
+        java.util.List<String> list = new java.util.ArrayList<>(List.of("a"));
+        assertThat(open.compile(method, "T(java.lang.String).valueOf(#p1.size() > 0)", "k")
+                .resolve(new Object[] {new Account(), list, Map.of()})).isEqualTo("true");
+        assertThatThrownBy(() -> open.compile(method, "#p1.clear()", "k").resolve(new Object[] {new Account(), list,
+                Map.of()})).hasMessageContaining("may only read");
+        assertThat(list).containsExactly("a");
     }
 
     /** A plain object whose toString() is Object's: "Pojo@1b6d3586", another text for every instance. */
@@ -199,7 +329,7 @@ class KeyResolverTest {
     @Test
     void constructorsAloneConstructButTypeReferencesStayRefused() {
         KeyResolver constructorsOnly = KeyResolver.builder().allowConstructors().build();
-        assertThat(resolve(constructorsOnly, "new java.lang.StringBuilder(#approvalNo).reverse()")).isEqualTo("1-A");
+        assertThat(resolve(constructorsOnly, "new java.math.BigDecimal(#amount).negate()")).isEqualTo("-42");
         assertThatThrownBy(() -> resolve(constructorsOnly, "T(java.lang.Math).abs(-#amount)"))
                 .isInstanceOf(IdempotencyKeyException.class).hasMessageContaining("type references");
     }

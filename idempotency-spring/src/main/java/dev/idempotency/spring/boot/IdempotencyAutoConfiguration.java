@@ -239,6 +239,7 @@ public final class IdempotencyAutoConfiguration {
         }
         return CaffeinePrefilter.wrap(store)
                 .maximumSize(settings.getMaximumSize())
+                .maximumBytes(settings.getMaxBytes().toBytes())
                 .maximumAge(settings.getMaximumAge())
                 .transactions(SpringTransactionBridge.INSTANCE)
                 .clock(clock)

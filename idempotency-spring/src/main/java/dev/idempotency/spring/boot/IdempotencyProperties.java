@@ -1,8 +1,10 @@
 package dev.idempotency.spring.boot;
 
+import dev.idempotency.cache.CaffeinePrefilter;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
 
 /**
  * The {@code idempotency.*} properties of the Spring Boot auto-configuration ({@link IdempotencyAutoConfiguration}).
@@ -159,6 +161,12 @@ public class IdempotencyProperties {
         private long maximumSize = 10_000;
 
         /**
+         * How many bytes of outcomes the pre-filter holds at most, each weighed by its stored result and key
+         * ({@code 64MB}, {@code 512KB}, or a number of bytes); both this and maximum-size hold.
+         */
+        private DataSize maxBytes = DataSize.ofBytes(CaffeinePrefilter.Builder.DEFAULT_MAXIMUM_BYTES);
+
+        /**
          * The longest an outcome stays in the pre-filter, however long its record lives: how long an operator's
          * eviction of a key on another node may go unseen on this one.
          */
@@ -182,6 +190,18 @@ public class IdempotencyProperties {
                         + maximumSize);
             }
             this.maximumSize = maximumSize;
+        }
+
+        public DataSize getMaxBytes() {
+            return maxBytes;
+        }
+
+        public void setMaxBytes(DataSize maxBytes) {
+            if (maxBytes == null || maxBytes.toBytes() <= 0) {
+                throw new IllegalArgumentException("idempotency.prefilter.max-bytes must be positive, was "
+                        + maxBytes);
+            }
+            this.maxBytes = maxBytes;
         }
 
         public Duration getMaximumAge() {

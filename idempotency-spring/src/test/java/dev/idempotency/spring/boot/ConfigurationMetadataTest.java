@@ -35,7 +35,7 @@ class ConfigurationMetadataTest {
     void everyPropertyHasMetadataWithADescription() throws IOException {
         assertThat(properties()).contains("idempotency.enabled", "idempotency.default-ttl",
                 "idempotency.default-lock-timeout", "idempotency.max-waiters-per-key", "idempotency.jdbc.table-name", "idempotency.jdbc.initialize-schema",
-                "idempotency.prefilter.enabled", "idempotency.prefilter.maximum-size",
+                "idempotency.prefilter.enabled", "idempotency.prefilter.maximum-size", "idempotency.prefilter.max-bytes",
                 "idempotency.prefilter.maximum-age", "idempotency.purge.enabled", "idempotency.purge.interval",
                 "idempotency.purge.batch-size", "idempotency.circuit-breaker.enabled",
                 "idempotency.circuit-breaker.failure-threshold", "idempotency.circuit-breaker.open-for");

@@ -249,6 +249,7 @@ class IdempotencyAutoConfigurationTest {
         runner.withUserConfiguration(InMemoryStoreConfiguration.class)
                 .withPropertyValues("idempotency.default-ttl=7d", "idempotency.default-lock-timeout=2s",
                         "idempotency.jdbc.table-name=orders_idem", "idempotency.prefilter.maximum-size=42",
+                        "idempotency.prefilter.max-bytes=2MB",
                         "idempotency.purge.interval=15m", "idempotency.purge.batch-size=50",
                         "idempotency.jdbc.initialize-schema=never")
                 .run(context -> {
@@ -259,6 +260,7 @@ class IdempotencyAutoConfigurationTest {
                     assertThat(p.getJdbc().getInitializeSchema())
                             .isEqualTo(IdempotencyProperties.SchemaInitialization.NEVER);
                     assertThat(p.getPrefilter().getMaximumSize()).isEqualTo(42);
+                    assertThat(p.getPrefilter().getMaxBytes().toBytes()).isEqualTo(2L << 20);
                     assertThat(p.getPurge().getInterval()).isEqualTo(Duration.ofMinutes(15));
                     assertThat(p.getPurge().getBatchSize()).isEqualTo(50);
                     assertThat(context.getBean(IdempotencyPurgeScheduler.class).interval())
@@ -281,6 +283,7 @@ class IdempotencyAutoConfigurationTest {
     void aBadPropertyFailsStartupNamingIt() {
         for (String bad : new String[] {"idempotency.default-ttl=0s", "idempotency.default-lock-timeout=-1s",
                 "idempotency.prefilter.maximum-size=0", "idempotency.prefilter.maximum-age=0s",
+                "idempotency.prefilter.max-bytes=0",
                 "idempotency.purge.interval=0s", "idempotency.purge.batch-size=0",
                 "idempotency.max-waiters-per-key=0"}) {
             runner.withPropertyValues(bad).run(context -> {
