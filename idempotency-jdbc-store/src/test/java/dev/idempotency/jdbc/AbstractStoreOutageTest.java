@@ -17,13 +17,11 @@ import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.store.CircuitBreakerStore;
 import dev.idempotency.store.CircuitOpenException;
 import dev.idempotency.store.IdempotencyStore;
+import dev.idempotency.store.tck.MutableClock;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -34,7 +32,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -84,7 +81,8 @@ abstract class AbstractStoreOutageTest {
 
     protected abstract void dropLogin(JdbcTemplate admin, String login);
 
-    private final MutableClock breakerClock = new MutableClock(Instant.parse("2026-01-01T10:00:00Z"));
+    // the breaker's clock: the cool-down passes when the test says so, never during the load
+    private final MutableClock breakerClock = MutableClock.at(Instant.parse("2026-01-01T10:00:00Z"));
     private final List<IdempotencyEvent> events = new CopyOnWriteArrayList<>();
     private final AtomicInteger runs = new AtomicInteger();
     private final AtomicInteger connectionsAsked = new AtomicInteger();
@@ -251,34 +249,6 @@ abstract class AbstractStoreOutageTest {
             return all;
         } finally {
             threads.shutdownNow();
-        }
-    }
-
-    /** The breaker's clock: the cool-down passes when the test says so, never during the load. */
-    static final class MutableClock extends Clock {
-        private final AtomicReference<Instant> now;
-
-        MutableClock(Instant start) {
-            this.now = new AtomicReference<>(start);
-        }
-
-        void advance(Duration d) {
-            now.updateAndGet(i -> i.plus(d));
-        }
-
-        @Override
-        public Instant instant() {
-            return now.get();
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            throw new UnsupportedOperationException();
         }
     }
 }
