@@ -7,17 +7,15 @@ import dev.idempotency.ConfirmationRequiredException;
 import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.Tier;
 import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.ClaimResult;
-import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Instant;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -44,60 +42,17 @@ class EngineAnswersTest {
     final HttpClient http = HttpClient.newHttpClient();
 
     /** A store that can be made to fail, over the in-memory one. */
-    static final class SwitchableStore implements IdempotencyStore {
-        final InMemoryIdempotencyStore real = new InMemoryIdempotencyStore();
+    static final class SwitchableStore extends ForwardingStore {
+        SwitchableStore() {
+            super(new InMemoryIdempotencyStore());
+        }
 
         @Override
         public ClaimResult claim(ClaimRequest request) {
             if (storeDown.get()) {
                 throw new IdempotencyStoreException("store down (injected)", false, new IllegalStateException());
             }
-            return real.claim(request);
-        }
-
-        @Override
-        public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
-            return real.takeOver(request, observed);
-        }
-
-        @Override
-        public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
-            return real.complete(keyHash, leaseUntil, result, expiresAt);
-        }
-
-        @Override
-        public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-            return real.renew(keyHash, leaseUntil, newLeaseUntil);
-        }
-
-        @Override
-        public boolean release(byte[] keyHash, Instant leaseUntil) {
-            return real.release(keyHash, leaseUntil);
-        }
-
-        @Override
-        public Optional<IdempotencyRecord> find(byte[] keyHash) {
-            return real.find(keyHash);
-        }
-
-        @Override
-        public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
-            return real.markNeedsReview(keyHash, leaseUntil);
-        }
-
-        @Override
-        public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
-            return real.markNeedsReviewIfStale(keyHash, leaseUntil, now);
-        }
-
-        @Override
-        public boolean resolve(IdempotencyRecord observed, byte[] result, Instant expiresAt) {
-            return real.resolve(observed, result, expiresAt);
-        }
-
-        @Override
-        public int purgeExpired(Instant now, int batchSize) {
-            return real.purgeExpired(now, batchSize);
+            return super.claim(request);
         }
     }
 
