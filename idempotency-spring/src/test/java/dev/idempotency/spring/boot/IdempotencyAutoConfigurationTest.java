@@ -491,6 +491,7 @@ class IdempotencyAutoConfigurationTest {
             assertThat(context.getBean(IdempotencyAdmin.class)).isSameAs(own);
         });
     }
+
     @Configuration(proxyBeanMethods = false)
     static class TwoScopes {
         @Bean
