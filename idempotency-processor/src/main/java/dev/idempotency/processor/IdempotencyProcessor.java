@@ -43,7 +43,9 @@ import org.jspecify.annotations.Nullable;
  * {@value #OPERATIONS_JSON}. Enable it through {@code maven-compiler-plugin}'s {@code annotationProcessorPaths}.
  *
  * <p>Option {@code -Aidempotency.weaving=aspectj}: the advice is woven by AspectJ rather than applied by a Spring
- * proxy, so private, static and final methods and final classes are reachable and not refused.
+ * proxy, so private, static and final methods and final classes are reachable and not refused; what the weaver needs
+ * is checked instead: the annotation on the method that runs (not only on an abstract or interface method), and no
+ * {@code compensate} on a static method.
  *
  * <p>Option {@code -Aidempotency.spel=open}: the application's {@code KeyResolver} allows type references,
  * constructors or bean references, so key expressions using them are not refused (assignment and functions always
@@ -207,6 +209,7 @@ public final class IdempotencyProcessor extends AbstractProcessor {
         }
 
         checkReachable(method, type, where);
+        checkWeavable(method, where, tier, compensate);
         checkReturnType(method, where);
         if (key.isBlank()) {
             if (!tier.equals("READ_ONLY")) {
@@ -305,6 +308,26 @@ public final class IdempotencyProcessor extends AbstractProcessor {
             error(ProxyReach.finalClass(where, type.getSimpleName().toString(),
                     type.getKind() == ElementKind.RECORD ? " (a record)"
                             : type.getKind() == ElementKind.ENUM ? " (an enum)" : "", fix), type, null, null);
+        }
+    }
+
+    /**
+     * With {@code -Aidempotency.weaving=aspectj}, what the woven aspect cannot apply: it guards the method that runs,
+     * carrying the annotation itself, on the instance the call is made on.
+     */
+    private void checkWeavable(ExecutableElement method, String where, String tier, String compensate) {
+        if (!aspectj || tier.equals("READ_ONLY")) {
+            return;
+        }
+        Set<Modifier> modifiers = method.getModifiers();
+        if (modifiers.contains(Modifier.ABSTRACT)) {
+            error("@Idempotent on " + where + " is never applied by AspectJ weaving: the weaver guards the method that"
+                    + " runs when it carries the annotation itself, and an abstract or interface method never runs;"
+                    + " put @Idempotent on each implementation", method, null, null);
+        } else if (modifiers.contains(Modifier.STATIC) && !compensate.isEmpty()) {
+            error(where + " is static and declares compensate = \"" + compensate + "\": a compensation is called on"
+                    + " the object whose call it undoes, and a static method has none; make it an instance method, or"
+                    + " remove compensate", method, null, null);
         }
     }
 

@@ -5,6 +5,7 @@ import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
 import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
+import org.springframework.context.annotation.AdviceMode;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.Ordered;
 
@@ -42,6 +43,11 @@ import org.springframework.core.Ordered;
  *   <li>AspectJ-annotation auto-proxying ({@code @EnableAspectJAutoProxy}, interface proxies where a bean has
  *       interfaces, as Spring does by default).</li>
  * </ul>
+ * The last two in the default {@link #mode()}, {@link AdviceMode#PROXY}. With {@link AdviceMode#ASPECTJ} it registers
+ * no aspect bean of this module and no advisor: it configures the AspectJ aspect of {@code idempotency-aspectj}
+ * (woven into the classes at compile or load time) with the executor, the {@code KeyResolver} and the
+ * {@link IdempotentAspectCustomizer}s instead, so that self-invocations and non-public methods are guarded too; a
+ * method is never guarded by both (docs/aspectj.md).
  *
  * <p>At startup it checks that every transaction advisor ({@code @EnableTransactionManagement}) runs outside the
  * aspect, and fails with a message saying which orders to change if one does not: the claim must be written in the
@@ -55,7 +61,7 @@ import org.springframework.core.Ordered;
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
 @Target(ElementType.TYPE)
-@Import(IdempotencyConfiguration.class)
+@Import(IdempotencyConfigurationSelector.class)
 public @interface EnableIdempotency {
 
     /**
@@ -64,4 +70,13 @@ public @interface EnableIdempotency {
      * {@link Ordered#LOWEST_PRECEDENCE}).
      */
     int order() default Ordered.LOWEST_PRECEDENCE;
+
+    /**
+     * How the advice is applied: {@link AdviceMode#PROXY} (the default), by Spring AOP proxies, which calls from
+     * within the same object ({@code this.createOrder(...)}) and non-public methods do not pass; or
+     * {@link AdviceMode#ASPECTJ}, by the aspect of {@code idempotency-aspectj} woven into the classes, which guards
+     * every execution of an {@code @Idempotent} method, however it is called. {@link #order()} applies to the proxy
+     * only: the woven aspect runs inside Spring's woven or proxied transaction advice on the same method.
+     */
+    AdviceMode mode() default AdviceMode.PROXY;
 }

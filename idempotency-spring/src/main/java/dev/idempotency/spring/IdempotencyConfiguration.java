@@ -11,12 +11,10 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.store.IdempotencyStore;
 import java.time.Clock;
 import java.util.Arrays;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.support.AbstractBeanDefinition;
@@ -25,49 +23,23 @@ import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProce
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.EnableAspectJAutoProxy;
-import org.springframework.context.annotation.ImportAware;
 import org.springframework.context.annotation.Role;
-import org.springframework.core.Ordered;
-import org.springframework.core.annotation.AnnotationAttributes;
 import org.springframework.core.io.ResourceLoader;
-import org.springframework.core.type.AnnotationMetadata;
-import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * What {@link EnableIdempotency} imports. Usable on its own (an auto-configuration may import it): without the
- * annotation's attributes it uses their defaults.
+ * What {@link EnableIdempotency} imports in either mode: the default executor and admin. The advice comes from
+ * {@link ProxyIdempotencyConfiguration} ({@code AdviceMode.PROXY}) or from the AspectJ module's configuration
+ * ({@code AdviceMode.ASPECTJ}), never both.
  */
 @Configuration(proxyBeanMethods = false)
-@EnableAspectJAutoProxy
-class IdempotencyConfiguration implements ImportAware {
+class IdempotencyConfiguration {
 
     /** The name of the executor bean registered when the context has none. */
     static final String EXECUTOR_BEAN_NAME = "idempotentExecutor";
 
     /** The name of the admin bean registered when the context has none (the Boot auto-configuration's too). */
     static final String ADMIN_BEAN_NAME = "idempotencyAdmin";
-
-    private int order = Ordered.LOWEST_PRECEDENCE;
-
-    @Override
-    public void setImportMetadata(AnnotationMetadata importMetadata) {
-        AnnotationAttributes attributes = AnnotationAttributes.fromMap(
-                importMetadata.getAnnotationAttributes(EnableIdempotency.class.getName()));
-        if (attributes != null) {
-            this.order = attributes.getNumber("order").intValue();
-        }
-    }
-
-    @Bean
-    IdempotentAspect idempotentAspect(IdempotentExecutor executor, ObjectProvider<KeyResolver> keyResolver,
-            ObjectProvider<IdempotentAspectCustomizer> customizers) {
-        IdempotentAspect aspect = new IdempotentAspect(executor, keyResolver.getIfUnique(KeyResolver::create));
-        aspect.setOrder(order);
-        customizers.orderedStream().forEach(customizer -> customizer.customize(aspect));
-        return aspect;
-    }
 
     /**
      * Registers the advisor of every aspect bean, the default executor only if no {@code IdempotentExecutor} bean is
@@ -77,12 +49,6 @@ class IdempotencyConfiguration implements ImportAware {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static BeanDefinitionRegistryPostProcessor idempotentExecutorRegistrar() {
         return new ExecutorRegistrar();
-    }
-
-    @Bean
-    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static SmartInitializingSingleton idempotencyOrderCheck(ListableBeanFactory beanFactory) {
-        return () -> checkOrder(beanFactory);
     }
 
     /**
@@ -172,24 +138,6 @@ class IdempotencyConfiguration implements ImportAware {
             builder.classLoader(classLoader);
         }
         return builder.build();
-    }
-
-    private static void checkOrder(ListableBeanFactory beanFactory) {
-        Map<String, IdempotentAspect> aspects = beanFactory.getBeansOfType(IdempotentAspect.class, false, false);
-        Map<String, BeanFactoryTransactionAttributeSourceAdvisor> advisors =
-                beanFactory.getBeansOfType(BeanFactoryTransactionAttributeSourceAdvisor.class, false, false);
-        for (Map.Entry<String, IdempotentAspect> aspect : aspects.entrySet()) {
-            for (Map.Entry<String, BeanFactoryTransactionAttributeSourceAdvisor> advisor : advisors.entrySet()) {
-                if (advisor.getValue().getOrder() > aspect.getValue().getOrder()) {
-                    throw new IllegalStateException("The transaction advisor '" + advisor.getKey() + "' has order "
-                            + advisor.getValue().getOrder() + ", higher than the order " + aspect.getValue().getOrder()
-                            + " of the idempotency aspect '" + aspect.getKey() + "': @Transactional would run inside "
-                            + "@Idempotent, and the claim of a key would not be written in the method's transaction. "
-                            + "Give @EnableTransactionManagement(order = ...) a value lower than, or equal to, "
-                            + "@EnableIdempotency(order = ...).");
-                }
-            }
-        }
     }
 
     private static final class ExecutorRegistrar implements BeanDefinitionRegistryPostProcessor {

@@ -85,11 +85,18 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
         if (bf == null) {
             return;
         }
-        Map<String, IdempotentAspect> aspects = bf.getBeansOfType(IdempotentAspect.class, false, false);
+        Map<String, IdempotentAspectSupport> aspects = bf.getBeansOfType(IdempotentAspectSupport.class, false, false);
         if (aspects.isEmpty()) {
             return;
         }
+        // AdviceMode.ASPECTJ: the woven aspect is the only advice, and a class the weaver missed is not guarded at all
+        boolean wovenOnly = aspects.values().stream().noneMatch(IdempotentAspect.class::isInstance);
         List<String> errors = new ArrayList<>();
+        if (!wovenOnly && aspects.values().stream().anyMatch(a -> !(a instanceof IdempotentAspect))) {
+            errors.add("@EnableIdempotency is declared in both modes, PROXY and ASPECTJ (aspects " + aspects.keySet()
+                    + "): a method would be advised twice; keep one @EnableIdempotency, with mode = ASPECTJ where"
+                    + " classes are woven");
+        }
         Map<String, Site> operations = new TreeMap<>();
         boolean transactionAdvice = bf.getBeanNamesForType(TransactionAspectSupport.class, true, false).length > 0;
         boolean aspectjTransactions = bf.containsBean(ASPECTJ_TRANSACTIONS);
@@ -128,6 +135,14 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                             + other.display() + ": their keys would share one key space and replay each other's"
                             + " results; give one of them its own name with operation = \"...\"");
                 }
+                if (!isWoven && wovenOnly) {
+                    errors.add("@Idempotent on " + where + " is never applied: @EnableIdempotency(mode = ASPECTJ)"
+                            + " applies it by AspectJ weaving only, and class " + userClass.getName() + " is not"
+                            + " woven; weave it at compile time (aspectj-maven-plugin with idempotency-aspectj as an"
+                            + " aspect library) or at load time (-javaagent:aspectjweaver.jar), see docs/aspectj.md;"
+                            + " or use the default mode, PROXY");
+                    continue;
+                }
                 if (!isWoven) {
                     String unreachable = unreachable(name, bean, userClass, method, where);
                     if (unreachable != null) {
@@ -136,7 +151,14 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                     }
                 }
                 reachable.add(method);
-                if (IdempotentAspect.transactionMissing(method, userClass) != null && !aspectjTransactions) {
+                if (IdempotentAspect.transactionMissing(method, userClass) != null && aspectjTransactions
+                        && !wovenOnly) {
+                    errors.add(IdempotentAspect.signature(method) + " is @Transactional, and the transaction is woven"
+                            + " (@EnableTransactionManagement(mode = ASPECTJ)) while @Idempotent is applied by a"
+                            + " proxy: the proxy runs outside the woven transaction, so the claim of its key would not"
+                            + " be written in it. Use @EnableIdempotency(mode = ASPECTJ) too (idempotency-aspectj), or"
+                            + " proxy-based transactions");
+                } else if (IdempotentAspect.transactionMissing(method, userClass) != null && !aspectjTransactions) {
                     if (!transactionAdvice) {
                         errors.add(IdempotentAspect.signature(method) + " is @Transactional, but the application "
                                 + "context has no transaction advice, so @Transactional does nothing: the claim of "
@@ -265,7 +287,7 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
     }
 
     /** Builds the descriptor under the keys the advice will look it up by: the class's method, its interfaces'. */
-    private static void prepare(Map<String, IdempotentAspect> aspects, @Nullable Object bean, Class<?> userClass,
+    private static void prepare(Map<String, IdempotentAspectSupport> aspects, @Nullable Object bean, Class<?> userClass,
             Method method) {
         List<Method> invoked = new ArrayList<>();
         invoked.add(method);
@@ -277,7 +299,7 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                 invoked.add(m);
             }
         }
-        for (IdempotentAspect aspect : aspects.values()) {
+        for (IdempotentAspectSupport aspect : aspects.values()) {
             for (Method m : invoked) {
                 try {
                     aspect.prepare(m, userClass);
@@ -315,7 +337,7 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
         }
     }
 
-    private static String wiring(ConfigurableListableBeanFactory bf, Map<String, IdempotentAspect> aspects,
+    private static String wiring(ConfigurableListableBeanFactory bf, Map<String, IdempotentAspectSupport> aspects,
             int operations, int woven) {
         String store;
         if (bf.containsBean(STORE_FRONT_BEAN_NAME)) {
@@ -331,7 +353,9 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
         parts.put("confirmation gate", names(bf, ConfirmationGate.class));
         parts.put("listeners", names(bf, IdempotencyListener.class));
         parts.put("operations", String.valueOf(operations));
-        parts.put("advice", aspects.values().stream().map(a -> "proxy (order " + a.getOrder() + ")")
+        parts.put("advice", aspects.values().stream().map(a -> a instanceof IdempotentAspect proxy
+                        ? "proxy (order " + proxy.getOrder() + ")" : "AspectJ weaving (" + a.getClass().getSimpleName()
+                                + ")")
                 .collect(Collectors.joining(", ")) + (woven > 0 ? ", AspectJ-woven classes " + woven : ""));
         return "Idempotency: " + parts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
                 .collect(Collectors.joining("; "));

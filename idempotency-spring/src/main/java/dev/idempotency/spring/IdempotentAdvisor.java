@@ -66,13 +66,15 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
 
     /**
      * Defines an advisor for every {@link IdempotentAspect} bean that has none yet, and the
-     * {@link IdempotencyStartupCheck} once. Called by a
+     * {@link IdempotencyStartupCheck} once if there is any advice (proxied or woven). Called by a
      * {@code BeanDefinitionRegistryPostProcessor}, so after every configuration class: at equal orders the transaction
      * advisor, defined earlier, then runs outside the idempotency advice.
      */
     static void registerFor(BeanDefinitionRegistry registry, ListableBeanFactory factory) {
         String[] aspects = factory.getBeanNamesForType(IdempotentAspect.class, true, false);
-        if (aspects.length > 0 && !registry.containsBeanDefinition(IdempotencyStartupCheck.BEAN_NAME)) {
+        // the woven aspect (AdviceMode.ASPECTJ) has no advisor, but the same startup check
+        if (factory.getBeanNamesForType(IdempotentAspectSupport.class, true, false).length > 0
+                && !registry.containsBeanDefinition(IdempotencyStartupCheck.BEAN_NAME)) {
             RootBeanDefinition check = new RootBeanDefinition(IdempotencyStartupCheck.class);
             check.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
             registry.registerBeanDefinition(IdempotencyStartupCheck.BEAN_NAME, check);

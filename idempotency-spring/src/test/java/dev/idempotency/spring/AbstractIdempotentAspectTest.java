@@ -26,14 +26,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.NullSource;
 import org.junit.jupiter.params.provider.ValueSource;
+import dev.idempotency.metrics.MicrometerIdempotencyListener;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * What a user relies on when calling an {@code @Idempotent} Spring bean, run once per store: each subclass supplies
- * the {@code IdempotencyStore} of {@link AspectTestConfiguration}'s context.
+ * What a user relies on when calling an {@code @Idempotent} Spring bean, run once per store and per way the advice is
+ * applied: each subclass supplies the {@code IdempotencyStore} of {@link AspectTestConfiguration}'s context and its
+ * {@code @EnableIdempotency} (idempotency-aspectj runs this suite again against the aspect woven at load time).
  */
 abstract class AbstractIdempotentAspectTest {
 
@@ -44,6 +47,12 @@ abstract class AbstractIdempotentAspectTest {
     @Autowired PaymentService.Ledger paymentService;
     @Autowired RecordingStore store;
     @Autowired PlatformTransactionManager transactionManager;
+    @Autowired SimpleMeterRegistry meters;
+
+    /** Whether the idempotency advice is a proxy's ({@code AdviceMode.PROXY}); false where it is woven. */
+    protected boolean proxied() {
+        return true;
+    }
 
     String approvalNo;
 
@@ -258,9 +267,44 @@ abstract class AbstractIdempotentAspectTest {
     }
 
     @Test
-    void interfaceProxiesAndClassProxiesAreBothAdvised() {
-        assertThat(AopUtils.isJdkDynamicProxy(payments)).isTrue();
-        assertThat(AopUtils.isCglibProxy(orders)).isTrue();
+    void eachCallClaimsItsKeyOnceAndIsCountedOnceInTheMeters() {
+        int claims = store.claimsStarted.get();
+
+        orders.createOrder(approvalNo, request("C-1"));
+        assertThat(store.claimsStarted.get() - claims).isEqualTo(1);
+        orders.createOrder(approvalNo, request("C-1"));
+        assertThat(store.claimsStarted.get() - claims).isEqualTo(2);
+
+        assertThat(calls("executed")).isEqualTo(1.0);
+        assertThat(calls("replayed")).isEqualTo(1.0);
+    }
+
+    /** The calls of this test's key counted with {@code outcome}: the counters are per operation, the key is fresh. */
+    private double calls(String outcome) {
+        return meters.find(MicrometerIdempotencyListener.CALLS).tag("operation", CREATE_ORDER)
+                .tag("outcome", outcome).counters().stream().mapToDouble(c -> c.count()).sum()
+                - callsBefore.getOrDefault(outcome, 0.0);
+    }
+
+    private final java.util.Map<String, Double> callsBefore = new java.util.HashMap<>();
+
+    @BeforeEach
+    void countersBefore() {
+        for (String outcome : List.of("executed", "replayed")) {
+            callsBefore.put(outcome, meters.find(MicrometerIdempotencyListener.CALLS).tag("operation", CREATE_ORDER)
+                    .tag("outcome", outcome).counters().stream().mapToDouble(c -> c.count()).sum());
+        }
+    }
+
+    @Test
+    void callsThroughAnInterfaceAndOnAClassAreBothGuarded() {
+        if (proxied()) {
+            assertThat(AopUtils.isJdkDynamicProxy(payments)).isTrue();
+            assertThat(AopUtils.isCglibProxy(orders)).isTrue();
+        } else {
+            // woven: nothing but the transaction advice proxies a bean, and PaymentService has no @Transactional
+            assertThat(AopUtils.isAopProxy(payments)).isFalse();
+        }
         String paymentId = "P-" + UUID.randomUUID();
 
         PaymentReceipt first = payments.pay(paymentId, BigDecimal.ONE);

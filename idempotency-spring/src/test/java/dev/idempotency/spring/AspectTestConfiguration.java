@@ -1,5 +1,7 @@
 package dev.idempotency.spring;
 
+import dev.idempotency.metrics.MicrometerIdempotencyListener;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import javax.sql.DataSource;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -12,14 +14,24 @@ import org.springframework.transaction.annotation.EnableTransactionManagement;
 
 /**
  * The context every aspect test shares: an embedded H2 database (orders table), its transaction manager,
- * {@code @EnableTransactionManagement} and {@code @EnableIdempotency} at their default orders, the test beans. The
- * importing class adds the {@code IdempotencyStore} bean.
+ * {@code @EnableTransactionManagement} at its default order, the meters, the test beans. The importing class adds the
+ * {@code IdempotencyStore} bean and {@code @EnableIdempotency} (proxied here, woven in idempotency-aspectj: the same
+ * suite runs in every mode).
  */
 @Configuration(proxyBeanMethods = false)
 @EnableTransactionManagement
-@EnableIdempotency
 @Import({OrderService.class, PaymentService.class, HostileKeys.class})
 class AspectTestConfiguration {
+
+    @Bean
+    SimpleMeterRegistry meterRegistry() {
+        return new SimpleMeterRegistry();
+    }
+
+    @Bean
+    MicrometerIdempotencyListener meters(SimpleMeterRegistry registry) {
+        return new MicrometerIdempotencyListener(registry);
+    }
 
 
     @Bean(destroyMethod = "shutdown")

@@ -15,6 +15,7 @@ class InMemoryIdempotentAspectTest extends AbstractIdempotentAspectTest {
 
     @Configuration(proxyBeanMethods = false)
     @Import(AspectTestConfiguration.class)
+    @EnableIdempotency
     static class Config {
         @Bean
         RecordingStore idempotencyStore() {

@@ -17,8 +17,14 @@ import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
 class JdbcIdempotentAspectTest extends AbstractIdempotentAspectTest {
 
     @Configuration(proxyBeanMethods = false)
-    @Import(AspectTestConfiguration.class)
+    @Import({AspectTestConfiguration.class, JdbcStore.class})
+    @EnableIdempotency
     static class Config {
+    }
+
+    /** The JDBC store on the business {@code DataSource}, whatever way the advice is applied. */
+    @Configuration(proxyBeanMethods = false)
+    static class JdbcStore {
         @Bean
         RecordingStore idempotencyStore(DataSource dataSource) {
             // the schema script the JDBC store ships, as users are told to run it

@@ -18,6 +18,7 @@ import dev.idempotency.spring.EnableIdempotency;
 import dev.idempotency.spring.IdempotentAdvisorRegistrar;
 import dev.idempotency.spring.IdempotentAspect;
 import dev.idempotency.spring.IdempotentAspectCustomizer;
+import dev.idempotency.spring.IdempotentAspectSupport;
 import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.store.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -260,7 +261,7 @@ public final class IdempotencyAutoConfiguration {
             implements IdempotentAspectCustomizer, Ordered {
 
         @Override
-        public void customize(IdempotentAspect aspect) {
+        public void customize(IdempotentAspectSupport aspect) {
             aspect.setDefaultTtl(properties.getDefaultTtl());
             aspect.setDefaultLockTimeout(properties.getDefaultLockTimeout());
         }
@@ -278,9 +279,12 @@ public final class IdempotencyAutoConfiguration {
         return new IdempotentAdvisorRegistrar();
     }
 
-    /** The aspect, as {@code @EnableIdempotency} registers it, unless the application registered it already. */
+    /**
+     * The aspect, as {@code @EnableIdempotency} registers it, unless the application registered it already (a proxy
+     * aspect, or the woven one of {@code @EnableIdempotency(mode = ASPECTJ)}).
+     */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnMissingBean(IdempotentAspect.class)
+    @ConditionalOnMissingBean(IdempotentAspectSupport.class)
     @EnableIdempotency
     static class AspectConfiguration {
     }

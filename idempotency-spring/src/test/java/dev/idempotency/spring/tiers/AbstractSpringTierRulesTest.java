@@ -11,6 +11,7 @@ import dev.idempotency.IdempotencyOutcomeUnknownException;
 import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.ResultType;
 import dev.idempotency.jdbc.JdbcDialect;
+import dev.idempotency.spring.EnableIdempotency;
 import dev.idempotency.spring.tiers.Checkout.PaymentDeclinedException;
 import dev.idempotency.spring.tiers.TierService.Hold;
 import dev.idempotency.spring.tiers.TierService.OrderPlaced;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
@@ -75,6 +77,17 @@ abstract class AbstractSpringTierRulesTest {
 
     protected abstract void closeDataSource(DataSource dataSource);
 
+    /** The configuration that brings {@code @EnableIdempotency} in the mode under test: the proxy, by default. */
+    protected Class<?> adviceConfiguration() {
+        return ProxyMode.class;
+    }
+
+    /** {@code @EnableIdempotency} in its default mode (not nested in TierRulesConfiguration: it would be imported). */
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency
+    static class ProxyMode {
+    }
+
     @BeforeAll
     void start() {
         dataSource = openDataSource();
@@ -85,7 +98,7 @@ abstract class AbstractSpringTierRulesTest {
         // the test closes the data source after dropping its tables: the context must not close it first
         context.registerBean("dataSource", DataSource.class, () -> dataSource, bd -> bd.setDestroyMethodName(""));
         context.registerBean(Tables.class, () -> tables);
-        context.register(TierRulesConfiguration.class);
+        context.register(TierRulesConfiguration.class, adviceConfiguration());
         context.refresh();
         context.getAutowireCapableBeanFactory().autowireBean(this);
     }

@@ -3,7 +3,6 @@ package dev.idempotency.spring.tiers;
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.ConfirmationRequiredException;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
-import dev.idempotency.spring.EnableIdempotency;
 import dev.idempotency.store.tck.MutableClock;
 import java.time.Instant;
 import javax.sql.DataSource;
@@ -15,13 +14,13 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 
 /**
- * An application as a user writes it: {@code @EnableTransactionManagement}, {@code @EnableIdempotency}, the JDBC store
+ * An application as a user writes it: {@code @EnableTransactionManagement}, the JDBC store
  * on the business {@code DataSource}, a {@code Clock} bean (moved by the tests: leases run out on command) and a
- * {@code ConfirmationGate} bean. The test registers the {@code DataSource} and its {@link Tables}.
+ * {@code ConfirmationGate} bean. The test registers the {@code DataSource}, its {@link Tables} and the
+ * {@code @EnableIdempotency} of the mode under test.
  */
 @Configuration(proxyBeanMethods = false)
 @EnableTransactionManagement
-@EnableIdempotency
 @Import({TierService.class, Checkout.class})
 class TierRulesConfiguration {
 

@@ -1,0 +1,1 @@
+CREATE TABLE orders (order_id VARCHAR(100) PRIMARY KEY, cart_id VARCHAR(100) NOT NULL, items INT NOT NULL);
