@@ -23,6 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.context.annotation.AdviceMode;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -305,5 +306,19 @@ class EnableIdempotencyTest {
             assertThat(ctx.getBean(IdempotencyAdmin.class).find("Counter.next", "P")).isPresent();
             assertThat(WithTwoStores.PRIMARY.find(Keys.hash("Counter.next", "", "P"))).isPresent();
         }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableIdempotency(mode = AdviceMode.ASPECTJ)
+    static class WovenWithoutTheAspectJModule {
+    }
+
+    @Test
+    void theAspectJModeWithoutIdempotencyAspectjOnTheClassPathFailsSayingWhatIsMissing() {
+        assertThatThrownBy(() -> new AnnotationConfigApplicationContext(WovenWithoutTheAspectJModule.class).close())
+                .rootCause()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@EnableIdempotency(mode = AdviceMode.ASPECTJ) needs"
+                        + " dev.idempotency:idempotency-aspectj on the class path");
     }
 }
