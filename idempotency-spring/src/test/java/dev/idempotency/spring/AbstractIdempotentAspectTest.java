@@ -10,8 +10,10 @@ import dev.idempotency.spring.PaymentGateway.PaymentReceipt;
 import dev.idempotency.store.IdempotencyRecord;
 import java.math.BigDecimal;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
@@ -55,6 +57,14 @@ abstract class AbstractIdempotentAspectTest {
     }
 
     String approvalNo;
+    private final Map<String, Double> callsBefore = new HashMap<>();
+
+    @BeforeEach
+    void countersBefore() {
+        for (String outcome : List.of("executed", "replayed")) {
+            callsBefore.put(outcome, counted(outcome));
+        }
+    }
 
     @BeforeEach
     void freshKey() {
@@ -279,21 +289,15 @@ abstract class AbstractIdempotentAspectTest {
         assertThat(calls("replayed")).isEqualTo(1.0);
     }
 
-    /** The calls of this test's key counted with {@code outcome}: the counters are per operation, the key is fresh. */
+    /** The calls of {@code createOrder} counted with {@code outcome} since this test began. */
     private double calls(String outcome) {
-        return meters.find(MicrometerIdempotencyListener.CALLS).tag("operation", CREATE_ORDER)
-                .tag("outcome", outcome).counters().stream().mapToDouble(c -> c.count()).sum()
-                - callsBefore.getOrDefault(outcome, 0.0);
+        return counted(outcome) - callsBefore.getOrDefault(outcome, 0.0);
     }
 
-    private final java.util.Map<String, Double> callsBefore = new java.util.HashMap<>();
-
-    @BeforeEach
-    void countersBefore() {
-        for (String outcome : List.of("executed", "replayed")) {
-            callsBefore.put(outcome, meters.find(MicrometerIdempotencyListener.CALLS).tag("operation", CREATE_ORDER)
-                    .tag("outcome", outcome).counters().stream().mapToDouble(c -> c.count()).sum());
-        }
+    /** The counters are per operation, shared by the tests of one context: read before each test, and subtracted. */
+    private double counted(String outcome) {
+        return meters.find(MicrometerIdempotencyListener.CALLS).tag("operation", CREATE_ORDER)
+                .tag("outcome", outcome).counters().stream().mapToDouble(c -> c.count()).sum();
     }
 
     @Test
