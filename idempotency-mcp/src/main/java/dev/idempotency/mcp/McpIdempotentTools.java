@@ -12,6 +12,7 @@ import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -203,7 +204,8 @@ public final class McpIdempotentTools {
         String who = principal.apply(exchange.transportContext() == null ? McpTransportContext.EMPTY
                 : exchange.transportContext());
         String digest = Canonical.digest(mapper, decoded);
-        McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange));
+        McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange,
+                tool.tier() == Tier.READ_ONLY ? Duration.ZERO : tool.ttl()));
         if (tool.tier() == Tier.READ_ONLY) {
             McpCall.markScoped();  // no key space: nothing is claimed, recorded or replayed
         }
