@@ -41,11 +41,13 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -62,13 +64,14 @@ import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * A {@code REVERSIBLE} tool's compensation through MCP: each call runs in a Spring transaction on the store's
+ * Tool calls in the application's transaction. A {@code REVERSIBLE} tool's compensation through MCP: each call runs in a Spring transaction on the store's
  * {@code DataSource} ({@link McpIdempotentTools.Builder#transaction}); when that transaction rolls back after the tool
  * returned (its commit fails), the compensation runs once and the key is free for the retry, both for an
- * {@link IdempotentTool} and for a bean's {@code @Idempotent(compensate = ...)} method. On H2 here; on PostgreSQL in
- * {@link PostgresToolCompensationIT}.
+ * {@link IdempotentTool} and for a bean's {@code @Idempotent(compensate = ...)} method. A declined elicitation's answer outlives the rollback of its call.
+ * On H2 here; on PostgreSQL in
+ * {@link PostgresToolTransactionIT}.
  */
-class ToolCompensationTest {
+class ToolTransactionTest {
 
     private static HikariDataSource pool;
 
@@ -151,13 +154,22 @@ class ToolCompensationTest {
     }
 
     private McpSyncClient serve(McpIdempotentTools tools) {
+        return serve(tools, null);
+    }
+
+    private McpSyncClient serve(McpIdempotentTools tools,
+            @Nullable Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> elicitation) {
         McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
         InMemoryTransport transport = new InMemoryTransport(json);
         server = McpServer.sync(transport).jsonMapper(json)
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
                 .tools(tools.specifications()).build();
-        McpSyncClient client = McpClient.sync(transport.client(McpTransportContext.create(
-                Map.of(McpMeta.PRINCIPAL, "alice")))).requestTimeout(Duration.ofSeconds(30)).build();
+        McpClient.SyncSpec spec = McpClient.sync(transport.client(McpTransportContext.create(
+                Map.of(McpMeta.PRINCIPAL, "alice")))).requestTimeout(Duration.ofSeconds(30));
+        if (elicitation != null) {
+            spec.capabilities(McpSchema.ClientCapabilities.builder().elicitation().build()).elicitation(elicitation);
+        }
+        McpSyncClient client = spec.build();
         client.initialize();
         clients.add(client);
         return client;
@@ -193,6 +205,30 @@ class ToolCompensationTest {
         assertThat(replayed.meta()).containsEntry(McpMeta.REPLAYED, true);
         assertThat(holds).hasValue(2);
         assertThat(released).hasSize(1);
+    }
+
+    @Test
+    void aDeclinedAnswerIsRecordedOutsideTheCallsTransactionAndOutlivesItsRollback() {
+        JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
+        McpConfirmations confirmations = McpConfirmations.builder(McpServerFixture.SECRET, store)
+                .transactions(SpringTransactionBridge.INSTANCE).build();
+        IdempotentExecutor executor = IdempotentExecutor.builder(store).scope(McpIdempotentTools.principalScope())
+                .transactions(SpringTransactionBridge.INSTANCE).confirmationGate(confirmations).build();
+        AtomicInteger refunds = new AtomicInteger();
+        IdempotentTool<HoldArgs, Hold> refund = IdempotentTool.builder(
+                IdempotentOperation.builder("Payments.refund", Tier.IRREVERSIBLE, ResultType.of(Hold.class)).build(),
+                HoldArgs.class, a -> new Hold("R-" + refunds.incrementAndGet(), a.orderId(), a.cents()))
+                .name("refund").build();
+        McpSyncClient alice = serve(McpIdempotentTools.builder(executor).tool(refund).confirmations(confirmations)
+                .transaction(transaction(new DataSourceTransactionManager(dataSource()))).build(),
+                request -> new McpSchema.ElicitResult(McpSchema.ElicitResult.Action.DECLINE, null));
+
+        CallToolResult declined = call(alice, "refund", hold("A-1", 4999, "d-1"), Map.of());
+
+        assertThat(structured(declined)).containsEntry("error", "confirmation_declined");
+        assertThat(refunds).hasValue(0);
+        assertThat(confirmations.answers("alice", "Payments.refund", "d-1")).singleElement()
+                .satisfies(a -> assertThat(a.action()).isEqualTo("decline"));
     }
 
     @Test

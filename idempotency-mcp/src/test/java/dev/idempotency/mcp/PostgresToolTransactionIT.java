@@ -8,9 +8,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 
-/** {@link ToolCompensationTest} on PostgreSQL ({@code IDEMPOTENCY_POSTGRES_URL}), on a table of its own per test. */
+/** {@link ToolTransactionTest} on PostgreSQL ({@code IDEMPOTENCY_POSTGRES_URL}), on a table of its own per test. */
 @EnabledIfEnvironmentVariable(named = PostgresMcpToolsIT.URL, matches = ".+")
-class PostgresToolCompensationIT extends ToolCompensationTest {
+class PostgresToolTransactionIT extends ToolTransactionTest {
 
     private static HikariDataSource postgres;
 
