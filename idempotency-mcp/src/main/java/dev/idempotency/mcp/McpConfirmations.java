@@ -20,9 +20,11 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -132,12 +134,12 @@ public final class McpConfirmations implements ConfirmationGate {
         Map<String, Object> schema = Map.of("type", "object",
                 "properties", Map.of("confirm", Map.of("type", "boolean", "title", "Run it",
                         "description", "Run " + mcp.tool() + " now; it cannot be undone")),
-                "required", java.util.List.of("confirm"));
+                "required", List.of("confirm"));
         McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitFormRequest
                 .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.", schema).build());
         boolean confirmed = answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
                 && Boolean.TRUE.equals(answer.content().get("confirm"));
-        Answer recorded = new Answer(answer.action().name().toLowerCase(java.util.Locale.ROOT), confirmed,
+        Answer recorded = new Answer(answer.action().name().toLowerCase(Locale.ROOT), confirmed,
                 mcp.principal(), mcp.tool(), call.operation(), call.key(), mcp.argumentDigest(),
                 clock.instant().truncatedTo(ChronoUnit.MILLIS),
                 answer.content() == null ? Map.of() : new LinkedHashMap<>(answer.content()));
@@ -166,7 +168,7 @@ public final class McpConfirmations implements ConfirmationGate {
             String key, String argumentDigest, Instant answeredAt, Map<String, Object> content) {
 
         public Answer {
-            content = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(content));
+            content = Collections.unmodifiableMap(new LinkedHashMap<>(content));
         }
     }
 

@@ -21,17 +21,13 @@ import dev.idempotency.mcp.RefundTools.HoldArgs;
 import dev.idempotency.spring.EnableIdempotency;
 import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.store.IdempotencyStore;
-import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
-import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import java.io.IOException;
-import java.io.InputStream;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -53,7 +49,6 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.io.ByteArrayResource;
-import org.springframework.core.io.ClassPathResource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
@@ -107,13 +102,7 @@ class ToolTransactionTest {
     void createTable() {
         failNextCommit.set(false);
         table = "idem_comp_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        String script;
-        try (InputStream in = new ClassPathResource(dialect().schemaLocation()).getInputStream()) {
-            script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
-        new ResourceDatabasePopulator(new ByteArrayResource(script
+        new ResourceDatabasePopulator(new ByteArrayResource(McpServerFixture.script(dialect())
                 .replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table).getBytes(StandardCharsets.UTF_8)))
                 .execute(dataSource());
     }
@@ -164,13 +153,7 @@ class ToolTransactionTest {
         server = McpServer.sync(transport).jsonMapper(json)
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
                 .tools(tools.specifications()).build();
-        McpClient.SyncSpec spec = McpClient.sync(transport.client(McpTransportContext.create(
-                Map.of(McpMeta.PRINCIPAL, "alice")))).requestTimeout(Duration.ofSeconds(30));
-        if (elicitation != null) {
-            spec.capabilities(McpSchema.ClientCapabilities.builder().elicitation().build()).elicitation(elicitation);
-        }
-        McpSyncClient client = spec.build();
-        client.initialize();
+        McpSyncClient client = McpServerFixture.connect(transport, "alice", elicitation, Duration.ofSeconds(30));
         clients.add(client);
         return client;
     }
