@@ -22,10 +22,12 @@ import org.springframework.web.client.RestClient;
 class OrderServiceSampleTest {
 
     /**
-     * A 300 ms client, and backoffs of a few milliseconds; the service's work is held until a point of the story
-     * ({@link Scenario.Finish}) rather than for a time, so that a busy machine tells the same story.
+     * A 600 ms client, and backoffs of a few milliseconds; the service's work is held until a point of the story
+     * ({@link Scenario.Finish}) rather than for a time, so that a busy machine tells the same story. (Shorter client
+     * timeouts are not safe on a loaded machine: a request whose client gives up before Tomcat has read it never
+     * reaches the service.)
      */
-    static final Timings HELD = new Timings(Duration.ofMillis(300), Duration.ofSeconds(30), Duration.ofMillis(5),
+    static final Timings HELD = new Timings(Duration.ofMillis(600), Duration.ofSeconds(30), Duration.ofMillis(5),
             Duration.ofMillis(10), Duration.ofMillis(20));
 
     @BeforeAll
