@@ -81,15 +81,24 @@ final class Arrivals implements Filter {
 
     /** Waits until the service has answered every request it received, those whose client gave up included. */
     void awaitIdle(Duration timeout) throws InterruptedException {
-        long nanos = timeout.toNanos();
+        awaitAnswers(0, Duration.ZERO, timeout);
+    }
+
+    /**
+     * Waits until the service has answered {@code sent} requests (a request its client gave up on may still be on
+     * its way in) for at most {@code patience}, then until it has answered every request it received.
+     */
+    void awaitAnswers(int sent, Duration patience, Duration timeout) throws InterruptedException {
+        long start = System.nanoTime();
         lock.lock();
         try {
-            while (inFlight > 0) {
-                if (nanos <= 0) {
+            while (inFlight > 0 || answered.size() < sent && System.nanoTime() - start < patience.toNanos()) {
+                long left = timeout.toNanos() - (System.nanoTime() - start);
+                if (left <= 0) {
                     throw new IllegalStateException("the order service still runs " + inFlight + " requests after "
                             + timeout);
                 }
-                nanos = idle.awaitNanos(nanos);
+                idle.awaitNanos(Math.min(left, inFlight > 0 ? left : patience.toNanos() / 10 + 1));
             }
         } finally {
             lock.unlock();
@@ -148,9 +157,8 @@ final class Arrivals implements Filter {
     private void leave() {
         lock.lock();
         try {
-            if (--inFlight == 0) {
-                idle.signalAll();
-            }
+            inFlight--;
+            idle.signalAll();
         } finally {
             lock.unlock();
         }

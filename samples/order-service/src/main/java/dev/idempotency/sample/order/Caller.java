@@ -17,6 +17,7 @@ import org.springframework.core.retry.RetryPolicy;
 import org.springframework.core.retry.RetryTemplate;
 import org.springframework.http.HttpRequest;
 import org.springframework.http.MediaType;
+import org.springframework.http.client.BufferingClientHttpRequestFactory;
 import org.springframework.http.client.ClientHttpRequestExecution;
 import org.springframework.http.client.ClientHttpRequestInterceptor;
 import org.springframework.http.client.ClientHttpResponse;
@@ -139,7 +140,9 @@ final class Caller implements AutoCloseable {
             http.setReadTimeout(timings.clientTimeout());
             RetryTemplate httpLayer = new RetryTemplate(backoff(HTTP_ATTEMPTS, timings.httpBackoff())
                     .includes(IOException.class).build());
-            return RestClient.builder().baseUrl(baseUrl).requestFactory(http)
+            // buffered: the body is read inside the HTTP layer's retry, so that a timeout that cuts the body off
+            // (the read timeout counts until the body's end) is retried as a timeout, not taken for a bad answer
+            return RestClient.builder().baseUrl(baseUrl).requestFactory(new BufferingClientHttpRequestFactory(http))
                     // first: the key is set once, and every re-execution below keeps it
                     .requestInterceptor(IdempotencyKeyInterceptor.create())
                     .requestInterceptor(retrying(httpLayer))

@@ -89,7 +89,7 @@ final class Scenario {
             server.orders().finishNow();
         }
         // the order service finishes what its client gave up on, as it would in production
-        server.arrivals().awaitIdle(Duration.ofMinutes(1));
+        server.arrivals().awaitAnswers(attempts, Duration.ofSeconds(5), Duration.ofMinutes(1));
         server.arrivals().log(null);
         return new Report(attempts, server.arrivals().keys(), answered, server.arrivals().answered(),
                 server.ordersFor(request.approvalNo()).size(), succeeded);

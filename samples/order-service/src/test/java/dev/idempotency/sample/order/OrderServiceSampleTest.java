@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestWatcher;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -22,12 +25,12 @@ import org.springframework.web.client.RestClient;
 class OrderServiceSampleTest {
 
     /**
-     * A 600 ms client, and backoffs of a few milliseconds; the service's work is held until a point of the story
+     * A 1 s client, and backoffs of a few milliseconds; the service's work is held until a point of the story
      * ({@link Scenario.Finish}) rather than for a time, so that a busy machine tells the same story. (Shorter client
-     * timeouts are not safe on a loaded machine: a request whose client gives up before Tomcat has read it never
-     * reaches the service.)
+     * timeouts are not safe on a loaded machine: a request whose client gives up and resets the connection before
+     * Tomcat has read it never reaches the service.)
      */
-    static final Timings HELD = new Timings(Duration.ofMillis(600), Duration.ofSeconds(30), Duration.ofMillis(5),
+    static final Timings HELD = new Timings(Duration.ofSeconds(1), Duration.ofSeconds(30), Duration.ofMillis(5),
             Duration.ofMillis(10), Duration.ofMillis(20));
 
     @BeforeAll
@@ -37,6 +40,15 @@ class OrderServiceSampleTest {
 
     final ByteArrayOutputStream output = new ByteArrayOutputStream();
     final PrintStream out = new PrintStream(output, true, StandardCharsets.UTF_8);
+
+    /** The story as the sample printed it, on the test's report when the test fails. */
+    @RegisterExtension
+    final TestWatcher printTheStory = new TestWatcher() {
+        @Override
+        public void testFailed(ExtensionContext context, Throwable cause) {
+            System.out.println(output.toString(StandardCharsets.UTF_8));
+        }
+    };
 
     @Test
     void protectedTheRetriesEndWithOneOrderAndEveryRequestCarriedTheSameKey() throws Exception {
