@@ -140,7 +140,7 @@ final class Caller implements AutoCloseable {
             http.setReadTimeout(timings.clientTimeout());
             RetryTemplate httpLayer = new RetryTemplate(backoff(HTTP_ATTEMPTS, timings.httpBackoff())
                     .includes(IOException.class).build());
-            // buffered: the body is read inside the HTTP layer's retry, so that a timeout that cuts the body off
+            // buffered: Trace reads the body inside the HTTP layer's retry, so that a timeout that cuts the body off
             // (the read timeout counts until the body's end) is retried as a timeout, not taken for a bad answer
             return RestClient.builder().baseUrl(baseUrl).requestFactory(new BufferingClientHttpRequestFactory(http))
                     // first: the key is set once, and every re-execution below keeps it
@@ -238,6 +238,9 @@ final class Caller implements AutoCloseable {
             log.line(line);
             try {
                 ClientHttpResponse response = execution.execute(request, body);
+                // read (and buffer) the whole body now, inside the HTTP layer's retry: the read timeout counts until
+                // the body's end, so a body it cuts off fails this attempt as a timeout, not the answer's extraction
+                response.getBody();
                 answered++;
                 String orderId = Arrivals.orderId(response.getHeaders().getFirst("Location"));
                 log.line("request " + number + " answered " + response.getStatusCode().value()
