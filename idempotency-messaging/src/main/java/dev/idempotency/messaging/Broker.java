@@ -2,8 +2,11 @@ package dev.idempotency.messaging;
 
 import dev.idempotency.IdempotencyException;
 import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ListableBeanFactory;
 
 /**
  * What differs between Spring AMQP and Spring Kafka: where the message is in the intercepted call, what a key
@@ -31,6 +34,12 @@ interface Broker {
 
     /** The exception that makes the container deliver the message again later, without counting it as a failure. */
     RuntimeException requeue(IdempotencyException cause);
+
+    /**
+     * The delays after which the application's broker topology, declared as beans, sends a message back (a retry
+     * queue), by what declares them; see {@link TtlCheck}.
+     */
+    Map<String, Duration> declaredDelays(ListableBeanFactory beans);
 
     /** The exception that makes the container give up on the message (its dead-letter route), without retrying it. */
     RuntimeException reject(IdempotencyException cause);

@@ -3,6 +3,7 @@ package dev.idempotency.messaging;
 import dev.idempotency.IdempotencyException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,6 +11,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ListableBeanFactory;
 
 /**
  * Spring Kafka: the advice chain of a listener container wraps the listener's {@code onMessage(record, ...)}. A record
@@ -79,6 +81,12 @@ final class KafkaBroker implements Broker {
                 : value instanceof String text ? Payloads.readable(text, false) : value;
         return new Delivery(new Object[] {payload, headers, record.key(), record.topic(), record.partition(),
                 record.offset()}, record.topic() + "-" + record.partition() + "@" + record.offset(), false);
+    }
+
+    /** None: a Kafka back-off lives in an error handler, where it cannot be read; {@link TtlCheck} finds beans. */
+    @Override
+    public Map<String, Duration> declaredDelays(ListableBeanFactory beans) {
+        return Map.of();
     }
 
     @Override

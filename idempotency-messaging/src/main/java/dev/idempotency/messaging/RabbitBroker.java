@@ -2,6 +2,7 @@ package dev.idempotency.messaging;
 
 import dev.idempotency.IdempotencyException;
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.aopalliance.intercept.MethodInvocation;
@@ -10,6 +11,7 @@ import org.springframework.amqp.AmqpRejectAndDontRequeueException;
 import org.springframework.amqp.ImmediateRequeueAmqpException;
 import org.springframework.amqp.core.Message;
 import org.springframework.amqp.core.MessageProperties;
+import org.springframework.beans.factory.ListableBeanFactory;
 
 /**
  * Spring AMQP: the advice chain of a listener container wraps {@code invokeListener(Channel, Object)}, whose second
@@ -76,6 +78,11 @@ final class RabbitBroker implements Broker {
         String id = p.getMessageId();
         return new Delivery(new Object[] {id, payload, p.getHeaders(), queue, p.getReceivedRoutingKey()},
                 "queue '" + queue + "'" + (id != null ? " message " + id : ""), id != null && !id.isBlank());
+    }
+
+    @Override
+    public Map<String, Duration> declaredDelays(ListableBeanFactory beans) {
+        return RabbitDelays.of(beans);
     }
 
     @Override

@@ -26,10 +26,7 @@ final class TtlCheck {
 
     /** Every declared delay after which a message comes back, by what declares it. */
     static Map<String, Duration> declaredDelays(ListableBeanFactory beans, Broker broker) {
-        Map<String, Duration> delays = new LinkedHashMap<>();
-        if (broker == RabbitBroker.INSTANCE) {
-            delays.putAll(RabbitDelays.of(beans));
-        }
+        Map<String, Duration> delays = new LinkedHashMap<>(broker.declaredDelays(beans));
         beans.getBeansOfType(BackOff.class, false, false).forEach((name, backOff) -> {
             Duration total = total(backOff);
             if (total != null) {
