@@ -37,7 +37,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * SimpleRabbitListenerContainerFactory ordersFactory(ConnectionFactory cf, IdempotentListenerAdvice ordersIdempotency) {
  *     SimpleRabbitListenerContainerFactory f = new SimpleRabbitListenerContainerFactory();
  *     f.setConnectionFactory(cf);
- *     f.setAdviceChain(ordersIdempotency);   // first in the chain: outside any retry advice
+ *     f.setAdviceChain(ordersIdempotency);   // after a retry advice, if any: each attempt a claim of its own
  *     return f;
  * }
  * }</pre>
