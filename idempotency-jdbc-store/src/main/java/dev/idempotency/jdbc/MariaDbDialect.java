@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -18,6 +20,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * alone: a column, because a user variable assigned in the duplicate branch reads NULL in {@code RETURNING} on a
  * session's first use. Hence MariaDB's own script, {@code schema-mariadb.sql} ({@code migrate-mariadb-claim-token.sql}
  * adds the column to a table made by {@code schema-mysql.sql}).
+ *
+ * <p>In the caller's transaction, the plain read that MySQL makes before its claim ({@link #locksRowsItMeets()})
+ * travels with the claim, in one compound statement: see {@link #readThenClaim(Statements, long)}.
  *
  * <p>MySQL 8 has neither {@code SET STATEMENT} nor {@code RETURNING}: it keeps {@link MySqlDialect}'s statements. The
  * rest (takeovers, the plain read first in the caller's transaction, errors, timestamps) is MySQL's.
@@ -77,15 +82,69 @@ final class MariaDbDialect extends MySqlDialect {
     }
 
     @Override
+    boolean claimAtOnceReadsFirst() {
+        return true;
+    }
+
+    /**
+     * Per table (its claim's text) and lock wait in seconds: the claim inside the caller's transaction, one compound
+     * statement, made once.
+     */
+    private final Map<String, String[]> readThenClaim = new ConcurrentHashMap<>();
+
+    /**
+     * The plain read and the claim in one round trip: a compound statement ({@code BEGIN NOT ATOMIC}, a single
+     * statement on the wire, so no {@code allowMultiQueries} needed) whose plain {@code SELECT} of the key takes no
+     * lock (tested: an owner updates the row it shows while this transaction stays open) and whose claim runs only
+     * when that read showed no row. Client-prepared whatever {@code useServerPrepStmts} says (the server cannot
+     * prepare a compound statement).
+     */
+    private String readThenClaim(Statements sql, long seconds) {
+        if (seconds >= PREFIXES.length) {
+            return readThenClaim(sql, prefix(seconds));
+        }
+        String[] texts = readThenClaim.computeIfAbsent(sql.claimAtOnce(), k -> new String[PREFIXES.length]);
+        String text = texts[(int) seconds];
+        if (text == null) {
+            text = readThenClaim(sql, PREFIXES[(int) seconds]);
+            texts[(int) seconds] = text; // a benign race: every thread makes the same text
+        }
+        return text;
+    }
+
+    private static String readThenClaim(Statements sql, String prefix) {
+        return "/*client prepare*/BEGIN NOT ATOMIC\n" + sql.select().strip() + ";\nIF FOUND_ROWS() = 0 THEN\n"
+                + prefix + sql.claimAtOnce().strip() + ";\nEND IF;\nEND";
+    }
+
+    @Override
     ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
             IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
         long seconds = atLeastOneSecond(timeout);
-        String text = (seconds < PREFIXES.length ? PREFIXES[(int) seconds] : prefix(seconds)) + sql.claimAtOnce();
+        String text = inCallerTransaction ? readThenClaim(sql, seconds)
+                : (seconds < PREFIXES.length ? PREFIXES[(int) seconds] : prefix(seconds)) + sql.claimAtOnce();
+        int first = inCallerTransaction ? 2 : 1;
         long token = ThreadLocalRandom.current().nextLong();
         try (PreparedStatement ps = con.prepareStatement(text)) {
-            claim.bind(ps, 1);
-            ps.setLong(9, token);
-            try (ResultSet rs = ps.executeQuery()) {
+            if (inCallerTransaction) {
+                ps.setBytes(1, keyHash);
+            }
+            claim.bind(ps, first);
+            ps.setLong(first + 8, token);
+            if (!ps.execute()) {
+                throw new SQLException("MariaDB returned no result set from the claim");
+            }
+            if (inCallerTransaction) {
+                try (ResultSet rs = ps.getResultSet()) {
+                    if (rs.next()) {
+                        return new ClaimAttempt(false, reader.read(rs), true);
+                    }
+                }
+                if (!ps.getMoreResults()) {
+                    throw new SQLException("MariaDB returned no row from INSERT ... RETURNING");
+                }
+            }
+            try (ResultSet rs = ps.getResultSet()) {
                 if (!rs.next()) {
                     throw new SQLException("MariaDB returned no row from INSERT ... RETURNING");
                 }
@@ -93,7 +152,7 @@ final class MariaDbDialect extends MySqlDialect {
                 if (!rs.wasNull() && seen == token) {
                     return ClaimAttempt.INSERTED;
                 }
-                return new ClaimAttempt(false, reader.read(rs));
+                return ClaimAttempt.met(reader.read(rs));
             }
         } catch (SQLException e) {
             // a lock wait timeout rolled back the statement only (unless the server says otherwise); a deadlock the
