@@ -31,16 +31,19 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     private final @Nullable String isolation;
     /** Whether stores are given the dialect rather than detecting it (MySQL's statements on a MariaDB server). */
     private final boolean forced;
+    /** The script tables are made from: the dialect's, or another shipped one. */
+    private final @Nullable String script;
     private final List<String> tables = new ArrayList<>();
     private @Nullable HikariDataSource pool;
 
     private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
             @Nullable String isolation) {
-        this(variable, fixedUrl, dialect, poolSize, isolation, false);
+        this(variable, fixedUrl, dialect, poolSize, isolation, false, null);
     }
 
     private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
-            @Nullable String isolation, boolean forced) {
+            @Nullable String isolation, boolean forced, @Nullable String script) {
+        this.script = script;
         this.variable = variable;
         this.fixedUrl = fixedUrl;
         this.dialect = dialect;
@@ -64,7 +67,7 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
      * at hand, and MariaDB runs every statement of that dialect.
      */
     static RealDatabase mariadbAsMySql(int poolSize) {
-        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null, true);
+        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null, true, null);
     }
 
     /** An embedded in-memory H2 database of the suite's own, with a pool of {@code poolSize}. */
@@ -75,7 +78,12 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
 
     /** The same database with every connection at {@code isolation} (a {@code TRANSACTION_*} name of Connection). */
     RealDatabase at(String isolation) {
-        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced);
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, script);
+    }
+
+    /** The same database with tables made from another shipped script (on the class path) than the dialect's. */
+    RealDatabase withScript(String location) {
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, location);
     }
 
     @Override
@@ -132,7 +140,11 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     /** A store on a new table of its own, dropped after the test. */
     IdempotencyStore newStore() {
         String table = TestSchema.uniqueTableName();
-        TestSchema.create(dataSource(), dialect, table);
+        if (script != null) {
+            TestSchema.create(dataSource(), script, table);
+        } else {
+            TestSchema.create(dataSource(), dialect, table);
+        }
         tables.add(table);
         JdbcIdempotencyStore.Builder b = JdbcIdempotencyStore.builder(dataSource()).tableName(table);
         return (forced ? b.dialect(dialect) : b).build();
