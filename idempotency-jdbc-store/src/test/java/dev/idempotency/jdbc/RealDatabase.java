@@ -33,17 +33,20 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     private final boolean forced;
     /** The script tables are made from: the dialect's, or another shipped one. */
     private final @Nullable String script;
+    /** Driver options appended to the URL, or null. */
+    private final @Nullable String urlOptions;
     private final List<String> tables = new ArrayList<>();
     private @Nullable HikariDataSource pool;
 
     private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
             @Nullable String isolation) {
-        this(variable, fixedUrl, dialect, poolSize, isolation, false, null);
+        this(variable, fixedUrl, dialect, poolSize, isolation, false, null, null);
     }
 
     private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
-            @Nullable String isolation, boolean forced, @Nullable String script) {
+            @Nullable String isolation, boolean forced, @Nullable String script, @Nullable String urlOptions) {
         this.script = script;
+        this.urlOptions = urlOptions;
         this.variable = variable;
         this.fixedUrl = fixedUrl;
         this.dialect = dialect;
@@ -67,7 +70,7 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
      * at hand, and MariaDB runs every statement of that dialect.
      */
     static RealDatabase mariadbAsMySql(int poolSize) {
-        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null, true, null);
+        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null, true, null, null);
     }
 
     /** An embedded in-memory H2 database of the suite's own, with a pool of {@code poolSize}. */
@@ -78,12 +81,17 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
 
     /** The same database with every connection at {@code isolation} (a {@code TRANSACTION_*} name of Connection). */
     RealDatabase at(String isolation) {
-        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, script);
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, script, urlOptions);
     }
 
     /** The same database with tables made from another shipped script (on the class path) than the dialect's. */
     RealDatabase withScript(String location) {
-        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, location);
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, location, urlOptions);
+    }
+
+    /** The same database with driver options ({@code name=value&...}) appended to its URL. */
+    RealDatabase withUrlOptions(String options) {
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, script, options);
     }
 
     @Override
@@ -91,6 +99,9 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
         String url = fixedUrl != null ? fixedUrl : System.getenv(variable);
         if (url == null || url.isBlank()) {
             throw new IllegalStateException(variable + " is not set");
+        }
+        if (urlOptions != null) {
+            url = url + (url.contains("?") ? "&" : "?") + urlOptions;
         }
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
