@@ -55,6 +55,16 @@ public final class Keys {
             throw new IllegalArgumentException(key.isEmpty() ? "the key is empty" : "the key is blank");
         }
         checkCharacters(key, true);
+        if (belowCombiningMarks(key)) {
+            // every character below U+0300 is in NFC and composes with nothing (Unicode's quick check, ICU's
+            // minCompNoMaybeCP): the usual ASCII or Latin-1 key is its own NFC, at no copy; and it is not longer than
+            // MAX_KEY_LENGTH checked below, since its code points are its chars
+            if (key.length() > MAX_KEY_LENGTH) {
+                throw new IllegalArgumentException("the key has " + key.length() + " characters, more than "
+                        + MAX_KEY_LENGTH + " allowed");
+            }
+            return key;
+        }
         String nfc = Normalizer.normalize(key, Normalizer.Form.NFC);
         int characters = nfc.codePointCount(0, nfc.length());
         if (characters > MAX_KEY_LENGTH) {
@@ -65,6 +75,15 @@ public final class Keys {
             checkCharacters(nfc, false); // indexes of the normalized key; NFC adds no refused character, but say so
         }
         return nfc;
+    }
+
+    private static boolean belowCombiningMarks(String key) {
+        for (int i = 0; i < key.length(); i++) {
+            if (key.charAt(i) >= '\u0300') {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void checkCharacters(String key, boolean countMarks) {

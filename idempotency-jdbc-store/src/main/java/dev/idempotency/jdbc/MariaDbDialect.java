@@ -92,12 +92,34 @@ final class MariaDbDialect extends MySqlDialect {
      */
     private final Map<String, String[]> readThenClaim = new ConcurrentHashMap<>();
 
+    /** The local variables the plain read fills, with the types of {@code schema-mariadb.sql}'s columns. */
+    private static final String VARIABLES = """
+            DECLARE v_key_hash BINARY(32);
+            DECLARE v_operation VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+            DECLARE v_idem_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+            DECLARE v_fingerprint BINARY(32);
+            DECLARE v_tier VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin;
+            DECLARE v_status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin;
+            DECLARE v_result LONGBLOB;
+            DECLARE v_lease_until DATETIME(3);
+            DECLARE v_created_at DATETIME(3);
+            DECLARE v_expires_at DATETIME(3);
+            DECLARE v_found INT DEFAULT 1;
+            DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
+            """;
+    private static final String INTO = " INTO v_key_hash, v_operation, v_idem_key, v_fingerprint, v_tier, v_status,"
+            + " v_result, v_lease_until, v_created_at, v_expires_at FROM ";
+    private static final String ROW_READ = "SELECT v_key_hash, v_operation, v_idem_key, v_fingerprint, v_tier,"
+            + " v_status, v_result, v_lease_until, v_created_at, v_expires_at, NULL, 1";
+
     /**
-     * The plain read and the claim in one round trip: a compound statement ({@code BEGIN NOT ATOMIC}, a single
-     * statement on the wire, so no {@code allowMultiQueries} needed) whose plain {@code SELECT} of the key takes no
-     * lock (tested: an owner updates the row it shows while this transaction stays open) and whose claim runs only
-     * when that read showed no row. Client-prepared whatever {@code useServerPrepStmts} says (the server cannot
-     * prepare a compound statement).
+     * The plain read and the claim in one round trip, one result set: a compound statement ({@code BEGIN NOT
+     * ATOMIC}, a single statement on the wire, so no {@code allowMultiQueries} needed) whose {@code SELECT ... INTO}
+     * of the key is a plain read that takes no lock (tested: an owner updates the row it shows while this transaction
+     * stays open; an {@code IF EXISTS (SELECT ...)} would take a shared lock) and whose claim runs only when that read
+     * found no row. Either branch answers one row: the read's, or the claim's {@code RETURNING}; the last column says
+     * which. Client-prepared whatever {@code useServerPrepStmts} says (the server cannot prepare a compound
+     * statement).
      */
     private String readThenClaim(Statements sql, long seconds) {
         if (seconds >= PREFIXES.length) {
@@ -113,8 +135,9 @@ final class MariaDbDialect extends MySqlDialect {
     }
 
     private static String readThenClaim(Statements sql, String prefix) {
-        return "/*client prepare*/BEGIN NOT ATOMIC\n" + sql.select().strip() + ";\nIF FOUND_ROWS() = 0 THEN\n"
-                + prefix + sql.claimAtOnce().strip() + ";\nEND IF;\nEND";
+        String read = sql.select().strip().replaceFirst("\\s+FROM\\s+", INTO);
+        return "/*client prepare*/BEGIN NOT ATOMIC\n" + VARIABLES + read + ";\nIF v_found = 1 THEN\n" + ROW_READ
+                + ";\nELSE\n" + prefix + sql.claimAtOnce().strip() + ", 0;\nEND IF;\nEND";
     }
 
     @Override
@@ -131,22 +154,12 @@ final class MariaDbDialect extends MySqlDialect {
             }
             claim.bind(ps, first);
             ps.setLong(first + 8, token);
-            if (!ps.execute()) {
-                throw new SQLException("MariaDB returned no result set from the claim");
-            }
-            if (inCallerTransaction) {
-                try (ResultSet rs = ps.getResultSet()) {
-                    if (rs.next()) {
-                        return new ClaimAttempt(false, reader.read(rs), true);
-                    }
-                }
-                if (!ps.getMoreResults()) {
-                    throw new SQLException("MariaDB returned no row from INSERT ... RETURNING");
-                }
-            }
-            try (ResultSet rs = ps.getResultSet()) {
+            try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    throw new SQLException("MariaDB returned no row from INSERT ... RETURNING");
+                    throw new SQLException("MariaDB returned no row from the claim");
+                }
+                if (inCallerTransaction && rs.getInt(12) == 1) {
+                    return new ClaimAttempt(false, reader.read(rs), true);
                 }
                 long seen = rs.getLong(11);
                 if (!rs.wasNull() && seen == token) {
