@@ -105,7 +105,9 @@ public class OrderBenchmark {
                     tables.siPrefix(prefill)), pool);
             service = context.getBean(PlaceOrder.class);
             check(g);
-            warmUp(params.getThreads());
+            // at least 4 threads: a one-thread trial's warm-up would be most of the plan's time, and the JIT compiles
+            // the same code whichever thread runs it
+            warmUp(Math.max(4, params.getThreads()));
             tables.reset(g, prefill); // the warm-up's keys out: the trial starts from exactly the pre-fill
             backend = BackendCpu.of(database, pool, params.getThreads() + 2);
         } catch (RuntimeException | Error e) {
@@ -137,9 +139,9 @@ public class OrderBenchmark {
     }
 
     /**
-     * {@value #WARM_UP_TRANSACTIONS} transactions (or {@code -Didempotency.bench.warmup}) on as many threads as the
-     * trial has, with the trial's share of duplicates, before JMH's own (short) warm-up: a time-based warm-up leaves
-     * the JIT compiling while measuring when a transaction takes milliseconds.
+     * {@value #WARM_UP_TRANSACTIONS} transactions (or {@code -Didempotency.bench.warmup}) on {@code threads}
+     * threads, with the trial's share of duplicates, before JMH's own (short) warm-up: a time-based warm-up leaves the
+     * JIT compiling while measuring when a transaction takes milliseconds.
      */
     private void warmUp(int threads) {
         ExecutorService workers = Executors.newFixedThreadPool(threads);
