@@ -381,7 +381,7 @@ def generated(orders, paths, info, chart_rel):
         "packages (fsync on, synchronous commit), on the same 2 cores as the benchmark JVM.",
         "",
         f"**JMH.** {info.get('settings', '?')}, after {warm_up(info)} transactions "
-        "of warm-up per trial (on the trial's threads, before JMH's own warm-up); throughput mode for the orders (transactions per second, the thread "
+        "of warm-up per trial (on the trial's threads, at least 4, before JMH's own warm-up); throughput mode for the orders (transactions per second, the thread "
         "count is JMH's `-t`), average time for the paths.",
         "",
         "**Pre-fill** (built once per run, before any measurement; each trial deletes all but the pre-filled rows "

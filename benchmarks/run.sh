@@ -3,7 +3,8 @@
 #
 #   benchmarks/run.sh                 # plan "short": the targets' configurations, about 15 minutes on 2 cores
 #   PLAN=full benchmarks/run.sh       # every combination, longer iterations (about four times as long)
-#   PLAN=large benchmarks/run.sh      # the 10,000,000-row tables, plain and hash-partitioned (about 15 minutes)
+#   PLAN=large benchmarks/run.sh      # the 10,000,000-row tables, plain and hash-partitioned (not timed yet: the
+#                                     # pre-fill of four 10M-row tables is most of it, an estimated 15-20 minutes)
 #   benchmarks/run.sh --only 'postgresql'   # only the steps whose description matches (see Plan.java)
 #   benchmarks/run.sh --prof jfr      # with JMH's JFR profiler (recordings under the working directory)
 #
