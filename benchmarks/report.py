@@ -21,10 +21,27 @@ GUARDS = {
     "d": "(d) Spring Integration",
     "e": "(e) Camel",
     "f": "(f) = (c) + the old claim's 5 statements",
+    "p": "(b) on the hash-partitioned table",
 }
-COLORS = {"a": "#9e9e9e", "b": "#1f77b4", "c": "#2ca02c", "d": "#ff7f0e", "e": "#d62728", "f": "#9467bd"}
+COLORS = {"a": "#9e9e9e", "b": "#1f77b4", "c": "#2ca02c", "d": "#ff7f0e", "e": "#d62728", "f": "#9467bd",
+          "p": "#17becf"}
 BEGIN, END = "<!-- generated:begin -->", "<!-- generated:end -->"
 ALLOC = {}  # bytes allocated per operation (JMH's gc profiler), by the same keys as the scores
+COSTS = {}  # CPU per transaction (JVM thread, database backend), in ns, by the same keys as the scores
+
+
+def load_costs(results_path):
+    """The costs.jsonl each trial appended beside the JMH JSON: JVM and database CPU per transaction."""
+    path = os.path.join(os.path.dirname(os.path.abspath(results_path)), "costs.jsonl")
+    if not os.path.exists(path):
+        return
+    for line in open(path, encoding="utf-8"):
+        if not line.strip():
+            continue
+        c = json.loads(line)
+        key = (c["db"], int(c["threads"]), int(c["duplicates"]), int(c["prefill"]), c["guard"])
+        n = c["transactions"]
+        COSTS[key] = (c["jvm_cpu_ns"] / n, c["backend_cpu_ns"] / n if c["backend_cpu_ns"] >= 0 else None)
 
 
 def load(results_path, info_path):
@@ -112,6 +129,28 @@ def ops_table(orders):
                 err = f" ± {fmt(v[1])}" if v[1] is not None else ""
                 cells.append(f"{fmt(v[0])}{err}")
         lines.append(f"| {db} | {t} | {dup}% | {pre:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def per_transaction_table(orders):
+    """Throughput, round trips, JVM CPU, database CPU and bytes allocated per transaction, side by side."""
+    rt = round_trips()
+    rows = sorted({k for k in orders}, key=lambda k: (k[0] != "postgresql", k[3], k[2], k[1], list(GUARDS).index(k[4])))
+    if not rows:
+        return "(not measured)"
+    lines = ["| database | threads | duplicates | pre-filled rows | guard | transactions/s | round trips | JVM CPU | "
+             "database CPU | allocated |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+    for db, t, dup, pre, g in rows:
+        trips = "–"
+        if rt is not None and g in ("b", "c", "p"):
+            first, replay = rt["c" if g == "c" else "b"][db]
+            trips = f"{first + (replay - first) * dup / 100:g}"
+        jvm, backend = COSTS.get((db, t, dup, pre, g), (None, None))
+        alloc = ALLOC.get((db, t, dup, pre, g))
+        lines.append(f"| {db} | {t} | {dup}% | {pre:,} | {GUARDS[g]} | {fmt(orders[(db, t, dup, pre, g)][0])} | "
+                     f"{trips} | {'–' if jvm is None else f'{jvm / 1000:,.0f} µs'} | "
+                     f"{'–' if backend is None else f'{backend / 1000:,.0f} µs'} | "
+                     f"{'–' if alloc is None else f'{alloc / 1024:,.1f} KB'} |")
     return "\n".join(lines)
 
 
@@ -243,13 +282,15 @@ def targets(orders, paths):
     for db in ("postgresql", "mariadb"):
         for t in (1, 4, 16):
             for pre in sorted({k[3] for k in orders if k[3] > 0}):
-                r = ratio(score(orders, db, t, 0, pre, "b"), score(orders, db, t, 0, 0, "b"))
-                if r is not None:
-                    note = " (faster on the bigger table: noise, not a gain)" if r > 1.10 else ""
-                    rows.append((f"cost within 10% from 0 to {pre:,} rows, {db}, {t} threads",
-                                 f"(b) at {pre:,} / (b) empty = {r:.2f}{note}", verdict(r >= 0.90)))
+                for g, table in (("b", "the plain table"), ("p", "the hash-partitioned table")):
+                    r = ratio(score(orders, db, t, 0, pre, g), score(orders, db, t, 0, 0, g))
+                    if r is not None:
+                        note = " (faster on the bigger table: noise, not a gain)" if r > 1.10 else ""
+                        rows.append((f"cost within 10% from 0 to {pre:,} rows, {db}, {t} threads, {table}",
+                                     f"({g}) at {pre:,} / ({g}) empty = {r:.2f}{note}", verdict(r >= 0.90)))
     if not any(k[3] >= 10_000_000 for k in orders):
-        rows.append(("cost within 10% from 0 to 10,000,000 rows, 16 threads", "not in this plan", "–"))
+        rows.append(("cost within 10% from 0 to 10,000,000 rows, 16 threads",
+                     "not in this plan: `PLAN=large benchmarks/run.sh`", "–"))
     lines = ["| target | measured | verdict |", "|---|---|---|"]
     lines += [f"| {a} | {b} | {c} |" for a, b, c in rows]
     return "\n".join(lines)
@@ -316,6 +357,11 @@ def chart(orders, path):
         f.write("\n".join(out) + "\n")
 
 
+def warm_up(info):
+    w = info.get("warm_up_transactions")
+    return f"{w:,}" if isinstance(w, int) else "?"
+
+
 def generated(orders, paths, info, chart_rel):
     m = machine()
     dbs = info.get("databases", {})
@@ -334,7 +380,8 @@ def generated(orders, paths, info, chart_rel):
         "**Databases.** " + "; ".join(f"{k}: {v}" for k, v in dbs.items()) + ". Stock settings of the Debian "
         "packages (fsync on, synchronous commit), on the same 2 cores as the benchmark JVM.",
         "",
-        f"**JMH.** {info.get('settings', '?')}; throughput mode for the orders (transactions per second, the thread "
+        f"**JMH.** {info.get('settings', '?')}, after {warm_up(info)} transactions "
+        "of warm-up per trial (on the trial's threads, at least 4, before JMH's own warm-up); throughput mode for the orders (transactions per second, the thread "
         "count is JMH's `-t`), average time for the paths.",
         "",
         "**Pre-fill** (built once per run, before any measurement; each trial deletes all but the pre-filled rows "
@@ -352,6 +399,13 @@ def generated(orders, paths, info, chart_rel):
               "a guard, a duplicate costs what the first call cost.", "",
               ratio_table(orders),
               "", f"![orders per second]({chart_rel})", "",
+              "### Per transaction", "",
+              "Round trips from `RoundTripsIT` (counted on the wire; with 50% duplicates, the mean of a first "
+              "execution and a replay); JVM CPU from `ThreadMXBean` on the calling thread, around each measured "
+              "transaction; database CPU from `/proc/<id>/schedstat` of the pool's server processes (PostgreSQL) or "
+              "threads (MariaDB), over the measurement iterations (the server's background work is not in it); "
+              "bytes allocated from JMH's `-prof gc`.", "",
+              per_transaction_table(orders), "",
               "### Throughput (transactions per second, ± the 99.9% confidence half-width JMH reports)", "",
               ops_table(orders),
               "", "### Bytes allocated per transaction (JMH `-prof gc`, one thread)", "",
@@ -368,6 +422,7 @@ def main(argv):
         return 2
     results, info_path, doc, chart_path = argv[1:]
     orders, paths, info = load(results, info_path)
+    load_costs(results)
     chart(orders, chart_path)
     chart_rel = os.path.relpath(chart_path, os.path.dirname(doc))
     body = generated(orders, paths, info, chart_rel)

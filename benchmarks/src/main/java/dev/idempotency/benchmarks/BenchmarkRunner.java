@@ -2,6 +2,7 @@ package dev.idempotency.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.idempotency.benchmarks.Plan.Step;
+import dev.idempotency.benchmarks.orders.OrderBenchmark;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +37,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * step as a JMH run, writes every result into one JMH JSON file, and drops the tables, whatever happened.
  *
  * <pre>
- * java -cp ... dev.idempotency.benchmarks.BenchmarkRunner [--plan short|full] [--out results.json]
+ * java -cp ... dev.idempotency.benchmarks.BenchmarkRunner [--plan short|full|large] [--out results.json]
  *      [--info run-info.json] [--only REGEX] [--prof jfr]
  * </pre>
  *
@@ -54,6 +55,9 @@ public final class BenchmarkRunner {
         Path info = Path.of(opts.getOrDefault("info", out.resolveSibling("run-info.json").toString()));
         String only = opts.get("only");
         String profiler = opts.get("prof");
+        // each trial appends its costs per transaction here (JVM and database CPU); the report reads it with the JSON
+        Path costs = out.toAbsolutePath().resolveSibling("costs.jsonl");
+        Files.deleteIfExists(costs);
 
         List<Step> steps = new ArrayList<>();
         for (Step step : plan.steps()) {
@@ -79,7 +83,7 @@ public final class BenchmarkRunner {
             prepare(run, prefills, guards, facts);
             for (Step step : steps) {
                 long t0 = System.nanoTime();
-                Collection<RunResult> r = run(step, step.settings(plan.settings()), run, profiler);
+                Collection<RunResult> r = run(step, step.settings(plan.settings()), run, profiler, costs);
                 results.addAll(r);
                 System.out.printf("step %s: %d/%d results in %d s%n", step.describe(), r.size(), step.expected(),
                         TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0));
@@ -95,6 +99,7 @@ public final class BenchmarkRunner {
             facts.put("run", run);
             facts.put("plan", plan.name());
             facts.put("settings", plan.settings().describe());
+            facts.put("warm_up_transactions", OrderBenchmark.WARM_UP_TRANSACTIONS);
             facts.put("steps", steps.stream().map(Step::describe).toList());
             facts.put("started", started.toString());
             facts.put("seconds", Duration.between(started, Instant.now()).toSeconds());
@@ -113,7 +118,7 @@ public final class BenchmarkRunner {
         }
     }
 
-    private static Collection<RunResult> run(Step step, Plan.Settings s, String run, String profiler)
+    private static Collection<RunResult> run(Step step, Plan.Settings s, String run, String profiler, Path costs)
             throws RunnerException {
         ChainedOptionsBuilder o = new OptionsBuilder()
                 .include(step.benchmark())
@@ -124,7 +129,9 @@ public final class BenchmarkRunner {
                 .measurementIterations(s.measurementIterations())
                 .measurementTime(TimeValue.seconds(s.measurementSeconds()))
                 .shouldFailOnError(false)
-                .jvmArgsAppend("-Xms1g", "-Xmx2g", "-D" + RunTables.PROPERTY + "=" + run);
+                .jvmArgsAppend("-Xms1g", "-Xmx2g", "-D" + RunTables.PROPERTY + "=" + run,
+                        "-D" + OrderBenchmark.COSTS_PROPERTY + "=" + costs,
+                        "-Didempotency.bench.warmup=" + OrderBenchmark.WARM_UP_TRANSACTIONS);
         step.params().forEach(o::param);
         // bytes allocated per operation: a measure of the JVM's work that other load on the machine does not move
         o.addProfiler(GCProfiler.class);
@@ -225,7 +232,7 @@ public final class BenchmarkRunner {
         Map<String, String> opts = new LinkedHashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 >= args.length) {
-                throw new IllegalArgumentException("usage: BenchmarkRunner [--plan short|full] [--out FILE] "
+                throw new IllegalArgumentException("usage: BenchmarkRunner [--plan short|full|large] [--out FILE] "
                         + "[--info FILE] [--only REGEX] [--prof jfr]; bad argument '" + args[i] + "'");
             }
             opts.put(args[i].substring(2), args[++i]);

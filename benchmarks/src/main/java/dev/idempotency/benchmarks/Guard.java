@@ -17,5 +17,10 @@ public enum Guard {
      * lock timeout (read the setting, savepoint, set, set back, release). If (f) costs what (b) costs, those
      * statements are the gap between (b) and (c).
      */
-    F
+    F,
+    /**
+     * This library as (b), on the hash-partitioned table of {@code schema-postgresql-partitioned.sql} (PostgreSQL
+     * only): how a user spreads a very large table, measured beside the plain one.
+     */
+    P
 }

@@ -135,6 +135,8 @@ public final class GuardTables {
         switch (guard) {
             case B:
                 return OurSchema.create(db, table);
+            case P:
+                return OurSchema.createPartitioned(db, table);
             case C:
             case F:
                 return "CREATE TABLE " + table + " (idem_key VARCHAR(255) NOT NULL PRIMARY KEY,"
@@ -153,6 +155,7 @@ public final class GuardTables {
     private String keyColumn(Guard guard) {
         switch (guard) {
             case B:
+            case P:
                 return OurSchema.KEY_COLUMN;
             case C:
             case F:
@@ -175,6 +178,7 @@ public final class GuardTables {
                 + " '\",\"customer\":\"prefill\",\"amountCents\":1000}')";
         switch (guard) {
             case B:
+            case P:
                 return OurSchema.prefill(db, table, series);
             case C:
             case F:

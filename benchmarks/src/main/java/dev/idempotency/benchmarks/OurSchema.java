@@ -26,8 +26,19 @@ final class OurSchema {
 
     /** The shipped script's statements for {@code table}, separated by {@code ;\n}. */
     static String create(Database db, String table) {
-        String script = GuardTables.resource("dev/idempotency/jdbc/schema-"
-                + db.name().toLowerCase(Locale.ROOT) + ".sql");
+        return fromScript("dev/idempotency/jdbc/schema-" + db.name().toLowerCase(Locale.ROOT) + ".sql", table);
+    }
+
+    /** The shipped hash-partitioned PostgreSQL script's statements for {@code table}. */
+    static String createPartitioned(Database db, String table) {
+        if (db != Database.POSTGRESQL) {
+            throw new IllegalArgumentException("the hash-partitioned table is PostgreSQL's only, not " + db);
+        }
+        return fromScript("dev/idempotency/jdbc/schema-postgresql-partitioned.sql", table);
+    }
+
+    private static String fromScript(String location, String table) {
+        String script = GuardTables.resource(location);
         List<String> lines = new ArrayList<>();
         for (String line : script.split("\n")) {
             if (!line.strip().startsWith("--")) {

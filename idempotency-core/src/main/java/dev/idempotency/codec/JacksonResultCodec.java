@@ -31,6 +31,8 @@ import tools.jackson.core.StreamReadConstraints;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectReader;
+import tools.jackson.databind.ObjectWriter;
 import tools.jackson.databind.cfg.DateTimeFeature;
 import tools.jackson.databind.cfg.JsonNodeFeature;
 import tools.jackson.databind.introspect.BeanPropertyDefinition;
@@ -81,6 +83,12 @@ public final class JacksonResultCodec implements ResultCodec {
     private final Set<Class<?>> typedSupertypes;
     /** Per declared type: whether it holds an abstract type without type ids, so that a recording is read back. */
     private final Map<Type, Boolean> readBackOnRecord = new ConcurrentHashMap<>();
+    /** Per declared type: its Jackson type, writer and reader, made once rather than at every call. */
+    private final Map<Type, Bound> bound = new ConcurrentHashMap<>();
+
+    /** A declared type with what encoding and decoding it needs, resolved once. */
+    private record Bound(JavaType type, ObjectWriter writer, ObjectReader reader) {
+    }
 
     private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed, Set<Class<?>> typedSupertypes) {
         this.mapper = mapper;
@@ -268,14 +276,15 @@ public final class JacksonResultCodec implements ResultCodec {
             if (value == null) {
                 return mapper.writeValueAsBytes(null);
             }
-            JavaType type = javaType(declaredType);
+            Bound b = bound(declaredType);
+            JavaType type = b.type();
             Class<?> raw = type.getRawClass();
             if (raw != value.getClass() && isPolymorphic(raw) && !allowed.contains(value.getClass())) {
                 throw new IdempotencyReplayException("cannot record a result of type " + declaredType.getTypeName()
                         + ": its class " + value.getClass().getName() + " is not on the codec's allow-list of"
                         + " subtypes, so it could not be replayed");
             }
-            byte[] data = mapper.writerFor(type).writeValueAsBytes(value);
+            byte[] data = b.writer().writeValueAsBytes(value);
             withinReadLimits(data, declaredType);
             if (mayNotReadBack(declaredType, type)) {
                 refuseUnreadable(data, declaredType);
@@ -442,9 +451,10 @@ public final class JacksonResultCodec implements ResultCodec {
             return null;
         }
         Object value;
-        JavaType type = javaType(declaredType);
+        Bound b = bound(declaredType);
+        JavaType type = b.type();
         try {
-            value = mapper.readValue(data, type);
+            value = b.reader().readValue(data);
         } catch (JacksonException e) {
             throw new IdempotencyReplayException("the recorded result cannot be read back as "
                     + declaredType.getTypeName() + " (was the row changed, or the type since?): "
@@ -462,8 +472,14 @@ public final class JacksonResultCodec implements ResultCodec {
         return value;
     }
 
-    private JavaType javaType(Type declaredType) {
-        return mapper.getTypeFactory().constructType(declaredType);
+    private Bound bound(Type declaredType) {
+        Bound b = bound.get(declaredType);
+        if (b == null) {
+            JavaType type = mapper.getTypeFactory().constructType(declaredType);
+            b = new Bound(type, mapper.writerFor(type), mapper.readerFor(type));
+            bound.putIfAbsent(declaredType, b);
+        }
+        return b;
     }
 
     /** The type information that the codec adds to an allow-listed subtype's abstract supertypes. */

@@ -53,9 +53,27 @@ public final class Fingerprints {
 
     private static final JsonMapper WRITER = JsonMapper.builder()
             .enable(JsonNodeFeature.WRITE_PROPERTIES_SORTED)
+            .addModule(new SimpleModule("idempotency-scalar-arguments")
+                    .addSerializer(Scalars.class, new ScalarsSerializer()))
             .build();
 
+    /** The classes whose values {@link #canonicalJson} may write in one pass, when the mapper writes them plainly. */
+    private static final Map<Class<?>, List<Object>> SCALAR_PROBES = Map.of(
+            String.class, List.of("", "ORDER:k-1", "a\"b\\c/d\n\r\t\b\f\u0000\u0001\u001f\u007f\u0080 \u00e9 \u4e2d \u2028"
+                    + "\u2029 \uD83D\uDE00 </script>"),
+            Integer.class, List.of(0, -1, 7, Integer.MIN_VALUE, Integer.MAX_VALUE),
+            Long.class, List.of(0L, -1L, 42L, 1L + Integer.MAX_VALUE, Long.MIN_VALUE, Long.MAX_VALUE),
+            Short.class, List.of((short) 0, Short.MIN_VALUE, Short.MAX_VALUE),
+            Byte.class, List.of((byte) 0, Byte.MIN_VALUE, Byte.MAX_VALUE),
+            Boolean.class, List.of(true, false));
+
     private final JsonMapper canonical;
+    /** The scalar classes that the canonical mapper writes as Jackson's own serializers do (proven at construction). */
+    private final Set<Class<?>> plainScalars;
+    /** Whether a null argument is written as JSON null. */
+    private final boolean plainNull;
+    /** Longest string written in one pass: a longer one is left to the tree, which applies the read limits. */
+    private final int longestPlainString;
 
     /** Fingerprints through {@code mapper}'s modules, with sorted properties, map keys and set elements on top. */
     public Fingerprints(JsonMapper mapper) {
@@ -77,6 +95,61 @@ public final class Fingerprints {
                 .enable(JsonNodeFeature.USE_BIG_DECIMAL_FOR_FLOATS)
                 .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
                 .build();
+        var limits = canonical.tokenStreamFactory().streamReadConstraints();
+        boolean onePass = !limits.hasMaxDocumentLength() && !limits.hasMaxTokenCount();
+        this.longestPlainString = limits.getMaxStringLength();
+        this.plainNull = onePass && probe(java.util.Arrays.asList((Object) null));
+        Set<Class<?>> plain = new java.util.HashSet<>();
+        for (Map.Entry<Class<?>, List<Object>> e : SCALAR_PROBES.entrySet()) {
+            if (onePass && jacksonsOwnSerializer(e.getKey()) && probe(e.getValue())) {
+                plain.add(e.getKey());
+            }
+        }
+        this.plainScalars = Set.copyOf(plain);
+    }
+
+    /** Whether the canonical mapper writes {@code type} with the serializer Jackson has for it (no module's own). */
+    private boolean jacksonsOwnSerializer(Class<?> type) {
+        try {
+            String name = canonical._serializationContext().findValueSerializer(type).getClass().getName();
+            return name.equals(switch (type.getSimpleName()) {
+                case "String" -> "tools.jackson.databind.ser.jdk.StringSerializer";
+                case "Integer" -> "tools.jackson.databind.ser.jdk.NumberSerializers$IntegerSerializer";
+                case "Long" -> "tools.jackson.databind.ser.jdk.NumberSerializers$LongSerializer";
+                case "Short" -> "tools.jackson.databind.ser.jdk.NumberSerializers$ShortSerializer";
+                case "Byte" -> "tools.jackson.databind.ser.jdk.NumberSerializers$IntLikeSerializer";
+                case "Boolean" -> "tools.jackson.databind.ser.jdk.BooleanSerializer";
+                default -> "";
+            });
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    /** Whether the one-pass writing of {@code values} gives the bytes of the tree's, one by one and all together. */
+    private boolean probe(List<Object> values) {
+        try {
+            Object[] all = values.toArray();
+            if (!java.util.Arrays.equals(onePass(all, NO_POSITION), throughTree(all, NO_POSITION))) {
+                return false;
+            }
+            for (Object value : values) {
+                Object[] one = {value};
+                if (!java.util.Arrays.equals(onePass(one, NO_POSITION), throughTree(one, NO_POSITION))) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+
+    private static final IntPredicate NO_POSITION = i -> false;
+
+    /** The classes written in one pass (for tests). */
+    Set<Class<?>> onePassClasses() {
+        return plainScalars;
     }
 
     /**
@@ -85,11 +158,64 @@ public final class Fingerprints {
      * @throws IllegalArgumentException if an argument cannot be serialized
      */
     public byte[] fingerprint(Object[] arguments, IntPredicate ignored) {
-        return Keys.sha256().digest(canonicalJson(arguments, ignored));
+        return Keys.sha256Of(canonicalJson(arguments, ignored));
     }
 
-    /** The canonical JSON that {@link #fingerprint} hashes: shown in tests and docs, never stored. */
+    /**
+     * The canonical JSON that {@link #fingerprint} hashes: shown in tests and docs, never stored.
+     *
+     * <p>Arguments that are all strings, whole numbers of at most 64 bits, booleans or null (the usual order number,
+     * customer id and amount) are written in one pass, straight to the bytes that the tree would give (the same
+     * writer, the same calls): for each such class the constructor proves it on sample values against the tree
+     * and checks that the application's mapper writes it with Jackson's own serializer; otherwise, and for every
+     * other argument, the JSON goes through the tree.
+     */
     public byte[] canonicalJson(Object[] arguments, IntPredicate ignored) {
+        if (allPlainScalars(arguments, ignored)) {
+            return onePass(arguments, ignored);
+        }
+        return throughTree(arguments, ignored);
+    }
+
+    private boolean allPlainScalars(Object[] arguments, IntPredicate ignored) {
+        for (int i = 0; i < arguments.length; i++) {
+            if (ignored.test(i)) {
+                continue;
+            }
+            Object a = arguments[i];
+            if (a == null) {
+                if (!plainNull) {
+                    return false;
+                }
+            } else if (!plainScalars.contains(a.getClass())
+                    || a instanceof String s && (s.length() > longestPlainString || hasSurrogate(s))) {
+                // a lone surrogate fails or is replaced when written: the tree's way of failing is the one to keep
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean hasSurrogate(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.isSurrogate(s.charAt(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private byte[] onePass(Object[] arguments, IntPredicate ignored) {
+        try {
+            return WRITER.writeValueAsBytes(new Scalars(arguments, ignored));
+        } catch (JacksonException e) {
+            throw new IllegalArgumentException("the arguments cannot be serialized for the fingerprint: "
+                    + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** The canonical JSON by the general way: written by the canonical mapper, read back as a tree, written sorted. */
+    byte[] throughTree(Object[] arguments, IntPredicate ignored) {
         List<Object> kept = new ArrayList<>(arguments.length);
         for (int i = 0; i < arguments.length; i++) {
             if (!ignored.test(i)) {
@@ -129,6 +255,43 @@ public final class Fingerprints {
         public JsonProperty.Access findPropertyAccess(MapperConfig<?> config, Annotated a) {
             JsonProperty.Access access = super.findPropertyAccess(config, a);
             return access == JsonProperty.Access.WRITE_ONLY ? JsonProperty.Access.AUTO : access;
+        }
+    }
+
+    /** The kept arguments of a call, all plain scalars: written as the tree of their canonical JSON would be. */
+    private record Scalars(Object[] arguments, IntPredicate ignored) {
+    }
+
+    /** Makes the calls that writing the tree's array of {@code StringNode}s, {@code IntNode}s... makes. */
+    private static final class ScalarsSerializer extends ValueSerializer<Scalars> {
+        @Override
+        public void serialize(Scalars value, JsonGenerator gen, SerializationContext ctxt) {
+            Object[] arguments = value.arguments();
+            int kept = 0;
+            for (int i = 0; i < arguments.length; i++) {
+                if (!value.ignored().test(i)) {
+                    kept++;
+                }
+            }
+            gen.writeStartArray(value, kept);
+            for (int i = 0; i < arguments.length; i++) {
+                if (value.ignored().test(i)) {
+                    continue;
+                }
+                Object a = arguments[i];
+                if (a == null) {
+                    gen.writeNull();
+                } else if (a instanceof String s) {
+                    gen.writeString(s);
+                } else if (a instanceof Boolean b) {
+                    gen.writeBoolean(b);
+                } else if (a instanceof Long l) {
+                    gen.writeNumber(l.longValue());
+                } else {
+                    gen.writeNumber(((Number) a).intValue()); // Integer, Short, Byte: an IntNode in the tree
+                }
+            }
+            gen.writeEndArray();
         }
     }
 

@@ -1,9 +1,5 @@
 package dev.idempotency.internal;
 
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -59,6 +55,16 @@ public final class Keys {
             throw new IllegalArgumentException(key.isEmpty() ? "the key is empty" : "the key is blank");
         }
         checkCharacters(key, true);
+        if (belowCombiningMarks(key)) {
+            // every character below U+0300 is in NFC and composes with nothing (Unicode's quick check, ICU's
+            // minCompNoMaybeCP): the usual ASCII or Latin-1 key is its own NFC, at no copy; and it is not longer than
+            // MAX_KEY_LENGTH checked below, since its code points are its chars
+            if (key.length() > MAX_KEY_LENGTH) {
+                throw new IllegalArgumentException("the key has " + key.length() + " characters, more than "
+                        + MAX_KEY_LENGTH + " allowed");
+            }
+            return key;
+        }
         String nfc = Normalizer.normalize(key, Normalizer.Form.NFC);
         int characters = nfc.codePointCount(0, nfc.length());
         if (characters > MAX_KEY_LENGTH) {
@@ -69,6 +75,15 @@ public final class Keys {
             checkCharacters(nfc, false); // indexes of the normalized key; NFC adds no refused character, but say so
         }
         return nfc;
+    }
+
+    private static boolean belowCombiningMarks(String key) {
+        for (int i = 0; i < key.length(); i++) {
+            if (key.charAt(i) >= '\u0300') {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static void checkCharacters(String key, boolean countMarks) {
@@ -159,29 +174,49 @@ public final class Keys {
      *                                  leniently would make two different scopes or keys hash alike)
      */
     public static byte[] hash(String operation, String scope, String normalizedKey) {
-        MessageDigest sha = sha256();
-        String[] names = {"operation", "scope", "key"};
-        String[] parts = {operation, scope, normalizedKey};
-        for (int i = 0; i < parts.length; i++) {
-            byte[] bytes = strictUtf8(parts[i], names[i]);
-            sha.update(ByteBuffer.allocate(4).putInt(bytes.length).array());
-            sha.update(bytes);
-        }
+        byte[] op = strictUtf8(operation, "operation");
+        byte[] sc = strictUtf8(scope, "scope");
+        byte[] key = strictUtf8(normalizedKey, "key");
+        MessageDigest sha = SHA256.get();
+        lengthPrefixed(sha, op);
+        lengthPrefixed(sha, sc);
+        lengthPrefixed(sha, key);
         return sha.digest();
     }
 
+    private static void lengthPrefixed(MessageDigest sha, byte[] bytes) {
+        int n = bytes.length;
+        sha.update((byte) (n >>> 24));
+        sha.update((byte) (n >>> 16));
+        sha.update((byte) (n >>> 8));
+        sha.update((byte) n);
+        sha.update(bytes);
+    }
+
+    /** The UTF-8 of {@code s}, refused if it holds an unpaired surrogate (which has no UTF-8 form). */
     private static byte[] strictUtf8(String s, String what) {
-        try {
-            ByteBuffer b = StandardCharsets.UTF_8.newEncoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .encode(CharBuffer.wrap(s));
-            byte[] bytes = new byte[b.remaining()];
-            b.get(bytes);
-            return bytes;
-        } catch (CharacterCodingException e) {
-            throw new IllegalArgumentException("the " + what + " holds an unpaired surrogate");
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                    i++;
+                } else {
+                    throw new IllegalArgumentException("the " + what + " holds an unpaired surrogate");
+                }
+            }
         }
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * One SHA-256 per thread, reused: {@code digest()} leaves it reset, and nothing between taking it and that call
+     * can fail.
+     */
+    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(Keys::sha256);
+
+    /** SHA-256 of {@code bytes}, on this thread's digest. */
+    public static byte[] sha256Of(byte[] bytes) {
+        return SHA256.get().digest(bytes);
     }
 
     /** A new SHA-256 digest. */

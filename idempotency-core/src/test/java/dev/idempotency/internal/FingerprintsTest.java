@@ -190,4 +190,52 @@ class FingerprintsTest {
                 .hasMessageNotContaining("jane.doe").hasMessageNotContaining("trace");
         assertThat(runs).hasValue(1);
     }
+
+    /** Scalar arguments are written in one pass: the bytes must be the tree's, or stored fingerprints would move. */
+    @Test
+    void scalarArgumentsWrittenInOnePassGiveTheTreesBytes() {
+        Object[][] calls = {
+            {"ORDER:k-1", "customer", 1999L},
+            {"", null, Long.MIN_VALUE, Long.MAX_VALUE, Integer.MIN_VALUE, (short) -3, (byte) 7, true, false},
+            {"quote \" backslash \\ slash / controls \n\r\t\b\f\u0000\u001f\u007f latin \u00e9 cjk \u4e2d \u2028"},
+            {"</script>", 0, -0L, 2147483648L},
+            {},
+            {(Object) null},
+        };
+        assertThat(fingerprints.onePassClasses()).containsExactlyInAnyOrder(String.class, Integer.class, Long.class,
+                Short.class, Byte.class, Boolean.class);
+        for (Object[] call : calls) {
+            assertThat(fingerprints.canonicalJson(call, NONE)).as(java.util.Arrays.toString(call))
+                    .isEqualTo(fingerprints.throughTree(call, NONE));
+        }
+        IntPredicate second = i -> i == 1;
+        Object[] call = {"a", "left out", 5L};
+        assertThat(new String(fingerprints.canonicalJson(call, second), UTF_8)).isEqualTo("[\"a\",5]")
+                .isEqualTo(new String(fingerprints.throughTree(call, second), UTF_8));
+    }
+
+    @Test
+    void aMapperThatWritesScalarsItsOwnWayIsFollowed() {
+        JsonMapper longsAsText = JsonMapper.builder()
+                .addModule(new tools.jackson.databind.module.SimpleModule()
+                        .addSerializer(Long.class, new tools.jackson.databind.ser.std.ToStringSerializer(Long.class)))
+                .build();
+        Fingerprints f = new Fingerprints(longsAsText);
+        assertThat(f.onePassClasses()).contains(String.class).doesNotContain(Long.class);
+        Object[] call = {"k", 5L, 6};
+        assertThat(new String(f.canonicalJson(call, NONE), UTF_8)).isEqualTo("[\"k\",\"5\",6]");
+    }
+
+    @Test
+    void aLoneSurrogateFailsAsTheTreeFailsIt() {
+        Object[] call = {"a\uD800b"};
+        byte[] tree;
+        try {
+            tree = fingerprints.throughTree(call, NONE);
+        } catch (IllegalArgumentException e) {
+            assertThatThrownBy(() -> fingerprints.canonicalJson(call, NONE)).isInstanceOf(IllegalArgumentException.class);
+            return;
+        }
+        assertThat(fingerprints.canonicalJson(call, NONE)).isEqualTo(tree);
+    }
 }

@@ -154,4 +154,30 @@ class KeysTest {
         assertThat(Keys.readable("short")).isEqualTo("short");
         assertThat(Normalizer.isNormalized(readable, Normalizer.Form.NFC)).isTrue();
     }
+
+    /** Keys of characters below U+0300 skip the normalizer: they must be exactly what the normalizer gives. */
+    @Test
+    void everyCharacterBelowTheCombiningMarksIsItsOwnNfcAlone() {
+        StringBuilder all = new StringBuilder();
+        for (char c = 0x20; c < 0x300; c++) {
+            if (!Character.isISOControl(c) && Character.getType(c) != Character.FORMAT) {
+                all.append(c);
+            }
+        }
+        String text = all.toString();
+        assertThat(java.text.Normalizer.normalize(text, java.text.Normalizer.Form.NFC)).isEqualTo(text);
+        for (int i = 0; i < text.length(); i++) {
+            for (int j = 0; j < text.length(); j++) {
+                String pair = new String(new char[] {text.charAt(i), text.charAt(j)});
+                if (!java.text.Normalizer.isNormalized(pair, java.text.Normalizer.Form.NFC)) {
+                    assertThat(pair).as("a pair that NFC composes").isNull();
+                }
+            }
+        }
+        assertThat(Keys.normalize("ORDER:k-1")).isEqualTo("ORDER:k-1");
+        assertThat(Keys.normalize("caf\u00e9")).isEqualTo("caf\u00e9");
+        assertThat(Keys.normalize("cafe\u0301")).isEqualTo("caf\u00e9");
+        assertThatThrownBy(() -> Keys.normalize("a".repeat(Keys.MAX_KEY_LENGTH + 1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than 1024 allowed");
+    }
 }

@@ -168,9 +168,28 @@ public abstract class JdbcDialect {
         throw new UnsupportedOperationException(name() + " claims in several round trips");
     }
 
-    /** The outcome of one claim attempt: inserted, or the row that holds the key, or neither (deleted meanwhile). */
-    record ClaimAttempt(boolean inserted, dev.idempotency.store.@Nullable IdempotencyRecord holder) {
-        static final ClaimAttempt INSERTED = new ClaimAttempt(true, null);
+    /**
+     * Whether {@link #claimAtOnce}, in the caller's transaction on a database that {@link #locksRowsItMeets()},
+     * makes the plain read before the insert itself, in the same round trip: then the store does not read first.
+     */
+    boolean claimAtOnceReadsFirst() {
+        return false;
+    }
+
+    /**
+     * The outcome of one claim attempt: inserted, or the row that holds the key, or neither (deleted meanwhile).
+     *
+     * @param plainRead whether the holder was shown by a plain read before any write ({@link #claimAtOnceReadsFirst}),
+     *                  so that no lock was taken on it
+     */
+    record ClaimAttempt(boolean inserted, dev.idempotency.store.@Nullable IdempotencyRecord holder,
+            boolean plainRead) {
+        static final ClaimAttempt INSERTED = new ClaimAttempt(true, null, false);
+
+        /** The row that holds the key, met by the insert. */
+        static ClaimAttempt met(dev.idempotency.store.@Nullable IdempotencyRecord holder) {
+            return new ClaimAttempt(false, holder, false);
+        }
     }
 
     /** Binds parameters of a prepared statement from an index on. */

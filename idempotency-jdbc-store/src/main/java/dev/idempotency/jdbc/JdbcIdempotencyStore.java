@@ -279,9 +279,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      */
     private ClaimResult claimAtOnce(Connection con, Resolved rs, ClaimRequest r, boolean inTransaction)
             throws SQLException {
-        // MariaDB in the caller's transaction: read before writing, see locksRowsItMeets
+        // MariaDB in the caller's transaction: read before writing, see locksRowsItMeets (in the claim's own round
+        // trip when the dialect can)
         boolean readFirst = inTransaction && rs.dialect().locksRowsItMeets();
-        if (readFirst) {
+        if (readFirst && !rs.dialect().claimAtOnceReadsFirst()) {
             Optional<IdempotencyRecord> committed = query(con, rs.sql().select(), r.keyHash());
             if (committed.isPresent()) {
                 // committed (or this transaction's own): no lock taken, so its owner can record its outcome
@@ -296,11 +297,12 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             }
             IdempotencyRecord holder = a.holder();
             if (holder != null) {
-                if (readFirst && holder.status() == IdempotencyRecord.Status.IN_FLIGHT) {
+                if (readFirst && !a.plainRead() && holder.status() == IdempotencyRecord.Status.IN_FLIGHT) {
                     // committed in flight after the plain read (or this transaction's snapshot): the insert now
                     // holds its row lock until this transaction ends, which the owner needs to record its outcome
                     throw committedInFlightMeanwhile(r);
                 }
+                // a plain read's row (no lock taken, so its owner can record its outcome), or one the insert met
                 return ClaimResult.existing(holder);
             }
         }

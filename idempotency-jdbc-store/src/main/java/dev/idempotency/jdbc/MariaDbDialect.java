@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -18,6 +20,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * alone: a column, because a user variable assigned in the duplicate branch reads NULL in {@code RETURNING} on a
  * session's first use. Hence MariaDB's own script, {@code schema-mariadb.sql} ({@code migrate-mariadb-claim-token.sql}
  * adds the column to a table made by {@code schema-mysql.sql}).
+ *
+ * <p>In the caller's transaction, the plain read that MySQL makes before its claim ({@link #locksRowsItMeets()})
+ * travels with the claim, in one compound statement: see {@link #readThenClaim(Statements, long)}.
  *
  * <p>MySQL 8 has neither {@code SET STATEMENT} nor {@code RETURNING}: it keeps {@link MySqlDialect}'s statements. The
  * rest (takeovers, the plain read first in the caller's transaction, errors, timestamps) is MySQL's.
@@ -77,23 +82,90 @@ final class MariaDbDialect extends MySqlDialect {
     }
 
     @Override
+    boolean claimAtOnceReadsFirst() {
+        return true;
+    }
+
+    /**
+     * Per table (its claim's text) and lock wait in seconds: the claim inside the caller's transaction, one compound
+     * statement, made once.
+     */
+    private final Map<String, String[]> readThenClaim = new ConcurrentHashMap<>();
+
+    /** The local variables the plain read fills, with the types of {@code schema-mariadb.sql}'s columns. */
+    private static final String VARIABLES = """
+            DECLARE v_key_hash BINARY(32);
+            DECLARE v_operation VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+            DECLARE v_idem_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
+            DECLARE v_fingerprint BINARY(32);
+            DECLARE v_tier VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin;
+            DECLARE v_status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin;
+            DECLARE v_result LONGBLOB;
+            DECLARE v_lease_until DATETIME(3);
+            DECLARE v_created_at DATETIME(3);
+            DECLARE v_expires_at DATETIME(3);
+            DECLARE v_found INT DEFAULT 1;
+            DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
+            """;
+    private static final String INTO = " INTO v_key_hash, v_operation, v_idem_key, v_fingerprint, v_tier, v_status,"
+            + " v_result, v_lease_until, v_created_at, v_expires_at FROM ";
+    private static final String ROW_READ = "SELECT v_key_hash, v_operation, v_idem_key, v_fingerprint, v_tier,"
+            + " v_status, v_result, v_lease_until, v_created_at, v_expires_at, NULL, 1";
+
+    /**
+     * The plain read and the claim in one round trip, one result set: a compound statement ({@code BEGIN NOT
+     * ATOMIC}, a single statement on the wire, so no {@code allowMultiQueries} needed) whose {@code SELECT ... INTO}
+     * of the key is a plain read that takes no lock (tested: an owner updates the row it shows while this transaction
+     * stays open; an {@code IF EXISTS (SELECT ...)} would take a shared lock) and whose claim runs only when that read
+     * found no row. Either branch answers one row: the read's, or the claim's {@code RETURNING}; the last column says
+     * which. Client-prepared whatever {@code useServerPrepStmts} says (the server cannot prepare a compound
+     * statement).
+     */
+    private String readThenClaim(Statements sql, long seconds) {
+        if (seconds >= PREFIXES.length) {
+            return readThenClaim(sql, prefix(seconds));
+        }
+        String[] texts = readThenClaim.computeIfAbsent(sql.claimAtOnce(), k -> new String[PREFIXES.length]);
+        String text = texts[(int) seconds];
+        if (text == null) {
+            text = readThenClaim(sql, PREFIXES[(int) seconds]);
+            texts[(int) seconds] = text; // a benign race: every thread makes the same text
+        }
+        return text;
+    }
+
+    private static String readThenClaim(Statements sql, String prefix) {
+        String read = sql.select().strip().replaceFirst("\\s+FROM\\s+", INTO);
+        return "/*client prepare*/BEGIN NOT ATOMIC\n" + VARIABLES + read + ";\nIF v_found = 1 THEN\n" + ROW_READ
+                + ";\nELSE\n" + prefix + sql.claimAtOnce().strip() + ", 0;\nEND IF;\nEND";
+    }
+
+    @Override
     ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
             IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
         long seconds = atLeastOneSecond(timeout);
-        String text = (seconds < PREFIXES.length ? PREFIXES[(int) seconds] : prefix(seconds)) + sql.claimAtOnce();
+        String text = inCallerTransaction ? readThenClaim(sql, seconds)
+                : (seconds < PREFIXES.length ? PREFIXES[(int) seconds] : prefix(seconds)) + sql.claimAtOnce();
+        int first = inCallerTransaction ? 2 : 1;
         long token = ThreadLocalRandom.current().nextLong();
         try (PreparedStatement ps = con.prepareStatement(text)) {
-            claim.bind(ps, 1);
-            ps.setLong(9, token);
+            if (inCallerTransaction) {
+                ps.setBytes(1, keyHash);
+            }
+            claim.bind(ps, first);
+            ps.setLong(first + 8, token);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    throw new SQLException("MariaDB returned no row from INSERT ... RETURNING");
+                    throw new SQLException("MariaDB returned no row from the claim");
+                }
+                if (inCallerTransaction && rs.getInt(12) == 1) {
+                    return new ClaimAttempt(false, reader.read(rs), true);
                 }
                 long seen = rs.getLong(11);
                 if (!rs.wasNull() && seen == token) {
                     return ClaimAttempt.INSERTED;
                 }
-                return new ClaimAttempt(false, reader.read(rs));
+                return ClaimAttempt.met(reader.read(rs));
             }
         } catch (SQLException e) {
             // a lock wait timeout rolled back the statement only (unless the server says otherwise); a deadlock the

@@ -173,7 +173,7 @@ final class PostgresDialect extends JdbcDialect {
                     }
                 }
             }
-            return inserted ? ClaimAttempt.INSERTED : new ClaimAttempt(false, holder);
+            return inserted ? ClaimAttempt.INSERTED : ClaimAttempt.met(holder);
         } catch (SQLException e) {
             if (inCallerTransaction) {
                 // undoes whatever ran (the insert, both settings) and un-aborts the caller's transaction

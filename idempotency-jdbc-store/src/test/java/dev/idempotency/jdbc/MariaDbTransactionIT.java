@@ -66,7 +66,7 @@ class MariaDbTransactionIT extends AbstractTransactionBehaviourTest {
 
     @Test
     void underRepeatableReadAKeyCommittedAfterTheSnapshotIsReadWithALockingReadAndReplays() {
-        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(database.dataSource()));
+        TransactionTemplate rr = new TransactionTemplate(new DataSourceTransactionManager(database().dataSource()));
         rr.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
         IdempotentOperation<String> op = operation(Duration.ofSeconds(5));
         AtomicInteger runs = new AtomicInteger();

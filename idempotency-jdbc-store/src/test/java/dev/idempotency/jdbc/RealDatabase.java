@@ -31,16 +31,22 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     private final @Nullable String isolation;
     /** Whether stores are given the dialect rather than detecting it (MySQL's statements on a MariaDB server). */
     private final boolean forced;
+    /** The script tables are made from: the dialect's, or another shipped one. */
+    private final @Nullable String script;
+    /** Driver options appended to the URL, or null. */
+    private final @Nullable String urlOptions;
     private final List<String> tables = new ArrayList<>();
     private @Nullable HikariDataSource pool;
 
     private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
             @Nullable String isolation) {
-        this(variable, fixedUrl, dialect, poolSize, isolation, false);
+        this(variable, fixedUrl, dialect, poolSize, isolation, false, null, null);
     }
 
     private RealDatabase(String variable, @Nullable String fixedUrl, JdbcDialect dialect, int poolSize,
-            @Nullable String isolation, boolean forced) {
+            @Nullable String isolation, boolean forced, @Nullable String script, @Nullable String urlOptions) {
+        this.script = script;
+        this.urlOptions = urlOptions;
         this.variable = variable;
         this.fixedUrl = fixedUrl;
         this.dialect = dialect;
@@ -64,7 +70,7 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
      * at hand, and MariaDB runs every statement of that dialect.
      */
     static RealDatabase mariadbAsMySql(int poolSize) {
-        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null, true);
+        return new RealDatabase(MARIADB_URL, null, JdbcDialect.mysql(), poolSize, null, true, null, null);
     }
 
     /** An embedded in-memory H2 database of the suite's own, with a pool of {@code poolSize}. */
@@ -75,7 +81,17 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
 
     /** The same database with every connection at {@code isolation} (a {@code TRANSACTION_*} name of Connection). */
     RealDatabase at(String isolation) {
-        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced);
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, script, urlOptions);
+    }
+
+    /** The same database with tables made from another shipped script (on the class path) than the dialect's. */
+    RealDatabase withScript(String location) {
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, location, urlOptions);
+    }
+
+    /** The same database with driver options ({@code name=value&...}) appended to its URL. */
+    RealDatabase withUrlOptions(String options) {
+        return new RealDatabase(variable, fixedUrl, dialect, poolSize, isolation, forced, script, options);
     }
 
     @Override
@@ -83,6 +99,9 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
         String url = fixedUrl != null ? fixedUrl : System.getenv(variable);
         if (url == null || url.isBlank()) {
             throw new IllegalStateException(variable + " is not set");
+        }
+        if (urlOptions != null) {
+            url = url + (url.contains("?") ? "&" : "?") + urlOptions;
         }
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
@@ -132,7 +151,11 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
     /** A store on a new table of its own, dropped after the test. */
     IdempotencyStore newStore() {
         String table = TestSchema.uniqueTableName();
-        TestSchema.create(dataSource(), dialect, table);
+        if (script != null) {
+            TestSchema.create(dataSource(), script, table);
+        } else {
+            TestSchema.create(dataSource(), dialect, table);
+        }
         tables.add(table);
         JdbcIdempotencyStore.Builder b = JdbcIdempotencyStore.builder(dataSource()).tableName(table);
         return (forced ? b.dialect(dialect) : b).build();

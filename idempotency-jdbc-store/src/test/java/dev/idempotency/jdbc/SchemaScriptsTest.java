@@ -24,4 +24,18 @@ class SchemaScriptsTest {
         }
         assertThat(JdbcDialect.postgresql().schemaLocation()).isEqualTo("dev/idempotency/jdbc/schema-postgresql.sql");
     }
+
+    /** The partitioned script is the plain one's table, partitioned: the store verifies both against the plain one. */
+    @Test
+    void thePartitionedPostgresTableHasThePlainOnesColumnsAndConstraints() {
+        String plain = TestSchema.script(JdbcDialect.postgresql());
+        String partitioned = TestSchema.script("dev/idempotency/jdbc/schema-postgresql-partitioned.sql");
+        String table = plain.substring(plain.indexOf("CREATE TABLE"), plain.indexOf(");"));
+        assertThat(partitioned).contains(table + ") PARTITION BY HASH (key_hash);")
+                .contains(plain.substring(plain.indexOf("CREATE INDEX")).strip());
+        for (int i = 0; i < 16; i++) {
+            assertThat(partitioned).contains("CREATE TABLE idempotency_record_p" + i
+                    + " PARTITION OF idempotency_record FOR VALUES WITH (MODULUS 16, REMAINDER " + i + ");");
+        }
+    }
 }

@@ -32,15 +32,26 @@ final class TestSchema {
                 .execute(dataSource);
     }
 
+    /** Runs the shipped script at {@code location} with {@code table} in place of the default name. */
+    static void create(DataSource dataSource, String location, String table) {
+        String script = script(location).replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table);
+        new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8)))
+                .execute(dataSource);
+    }
+
     static void drop(DataSource dataSource, String table) {
         new JdbcTemplate(dataSource).execute("DROP TABLE IF EXISTS " + table);
     }
 
     static String script(JdbcDialect dialect) {
-        try (InputStream in = new ClassPathResource(dialect.schemaLocation()).getInputStream()) {
+        return script(dialect.schemaLocation());
+    }
+
+    static String script(String location) {
+        try (InputStream in = new ClassPathResource(location).getInputStream()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot read " + dialect.schemaLocation(), e);
+            throw new IllegalStateException("cannot read " + location, e);
         }
     }
 }

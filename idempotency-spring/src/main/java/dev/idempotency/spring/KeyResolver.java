@@ -4,7 +4,9 @@ import dev.idempotency.IdempotencyKeyException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -14,10 +16,18 @@ import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.AccessException;
 import org.springframework.expression.BeanResolver;
+import org.springframework.expression.ConstructorResolver;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
+import org.springframework.expression.IndexAccessor;
+import org.springframework.expression.MethodResolver;
+import org.springframework.expression.OperatorOverloader;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.PropertyAccessor;
+import org.springframework.expression.TypeComparator;
+import org.springframework.expression.TypeConverter;
 import org.springframework.expression.TypeLocator;
+import org.springframework.expression.TypedValue;
 import org.springframework.expression.spel.SpelEvaluationException;
 import org.springframework.expression.spel.SpelMessage;
 import org.springframework.expression.spel.SpelNode;
@@ -28,6 +38,8 @@ import org.springframework.expression.spel.ast.ConstructorReference;
 import org.springframework.expression.spel.ast.FunctionReference;
 import org.springframework.expression.spel.ast.OpDec;
 import org.springframework.expression.spel.ast.OpInc;
+import org.springframework.expression.spel.ast.OpPlus;
+import org.springframework.expression.spel.ast.StringLiteral;
 import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
@@ -134,7 +146,54 @@ public final class KeyResolver {
         for (String read : NullReads.of(parsed.getAST())) {
             reads.add((SpelExpression) parser.parseExpression(read));
         }
-        return new Key(this, parsed, reads, names, description, method.getDeclaringClass().getClassLoader());
+        Map<String, Integer> index = new HashMap<>();
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            // the order in which a call's variables used to be set, so that a parameter named p1 means what it did
+            if (names != null) {
+                index.put(names[i], i);
+            }
+            index.put("p" + i, i);
+            index.put("a" + i, i);
+        }
+        ClassLoader classLoader = method.getDeclaringClass().getClassLoader();
+        return new Key(parsed, reads, Map.copyOf(index), description,
+                sharedContext(classLoader != null ? classLoader : KeyResolver.class.getClassLoader()));
+    }
+
+    /**
+     * The parts of an expression that only joins string literals and parameters, {@code 'ORDER:' + #orderNo (+
+     * ...)}, its first part a literal (so that every {@code +} joins text), or that is a single parameter
+     * ({@code #orderNo}): literals as {@code String}s, parameters as their {@code Integer} positions. Null for any
+     * other expression.
+     */
+    private static @Nullable List<Object> joinedParts(SpelNode ast, Map<String, Integer> index) {
+        if (ast instanceof VariableReference) {
+            Integer i = index.get(ast.toStringAST().substring(1));
+            return i == null ? null : List.of(i);
+        }
+        List<Object> parts = new ArrayList<>();
+        if (!flatten(ast, index, parts) || !(parts.get(0) instanceof String)) {
+            return null;
+        }
+        return List.copyOf(parts);
+    }
+
+    private static boolean flatten(SpelNode node, Map<String, Integer> index, List<Object> parts) {
+        if (node instanceof OpPlus && node.getChildCount() == 2) {
+            return flatten(node.getChild(0), index, parts) && flatten(node.getChild(1), index, parts);
+        }
+        if (node instanceof StringLiteral literal) {
+            parts.add((String) literal.getLiteralValue().getValue());
+            return true;
+        }
+        if (node instanceof VariableReference) {
+            Integer i = index.get(node.toStringAST().substring(1));
+            if (i != null) {
+                parts.add(i);
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String @Nullable [] parameterNames(Method method) {
@@ -181,15 +240,18 @@ public final class KeyResolver {
     private static final ReadOnlyMethods INSTANCE_METHODS = new ReadOnlyMethods(false);
     private static final ReadOnlyMethods WITH_STATIC_METHODS = new ReadOnlyMethods(true);
 
-    private EvaluationContext context(Root root, ClassLoader classLoader) {
+    /**
+     * What every call of one method's key resolves through, made once: a call adds only its root and its variables
+     * ({@link CallContext}).
+     */
+    private EvaluationContext sharedContext(ClassLoader classLoader) {
         if (!typeReferences && !constructors && beanFactory == null) {
             return SimpleEvaluationContext.forPropertyAccessors(READ_ONLY_PROPERTIES)
                     .withMethodResolvers(INSTANCE_METHODS)
                     .withAssignmentDisabled()
-                    .withRootObject(root)
                     .build();
         }
-        StandardEvaluationContext context = new StandardEvaluationContext(root);
+        StandardEvaluationContext context = new StandardEvaluationContext();
         context.setPropertyAccessors(List.of(READ_ONLY_PROPERTIES));
         context.setMethodResolvers(List.of(typeReferences ? WITH_STATIC_METHODS : INSTANCE_METHODS));
         // a constructor names its type too; T(...) itself stays refused by check() unless type references are allowed
@@ -202,7 +264,101 @@ public final class KeyResolver {
         } else {
             context.setBeanResolver(NO_BEANS);
         }
+        // made now, not lazily by the first calls of several threads at once
+        context.getTypeConverter();
+        context.getTypeComparator();
+        context.getOperatorOverloader();
         return context;
+    }
+
+    /**
+     * One call's context: its root ({@code #root.args}) and its parameters as variables, looked up by position in the
+     * call's arguments; everything else is the resolver's shared context.
+     */
+    private static final class CallContext implements EvaluationContext {
+        private final EvaluationContext shared;
+        private final TypedValue root;
+        private final Object[] args;
+        private final Map<String, Integer> index;
+
+        CallContext(EvaluationContext shared, Object[] args, Map<String, Integer> index) {
+            this.shared = shared;
+            this.root = new TypedValue(new Root(args));
+            this.args = args;
+            this.index = index;
+        }
+
+        @Override
+        public TypedValue getRootObject() {
+            return root;
+        }
+
+        @Override
+        public @Nullable Object lookupVariable(String name) {
+            Integer i = index.get(name);
+            return i == null || i >= args.length ? null : args[i];
+        }
+
+        @Override
+        public void setVariable(String name, @Nullable Object value) {
+            // check() refuses every assignment before a call is evaluated
+            throw new IllegalStateException("a key expression may not assign");
+        }
+
+        @Override
+        public List<PropertyAccessor> getPropertyAccessors() {
+            return shared.getPropertyAccessors();
+        }
+
+        @Override
+        public List<IndexAccessor> getIndexAccessors() {
+            return shared.getIndexAccessors();
+        }
+
+        @Override
+        public List<ConstructorResolver> getConstructorResolvers() {
+            return shared.getConstructorResolvers();
+        }
+
+        @Override
+        public List<MethodResolver> getMethodResolvers() {
+            return shared.getMethodResolvers();
+        }
+
+        @Override
+        public @Nullable BeanResolver getBeanResolver() {
+            return shared.getBeanResolver();
+        }
+
+        @Override
+        public TypeLocator getTypeLocator() {
+            return shared.getTypeLocator();
+        }
+
+        @Override
+        public TypeConverter getTypeConverter() {
+            return shared.getTypeConverter();
+        }
+
+        @Override
+        public TypeComparator getTypeComparator() {
+            return shared.getTypeComparator();
+        }
+
+        @Override
+        public OperatorOverloader getOperatorOverloader() {
+            return shared.getOperatorOverloader();
+        }
+
+        @Override
+        public boolean isAssignmentEnabled() {
+            return shared.isAssignmentEnabled();
+        }
+
+        @Override
+        public boolean isCompilationSupported() {
+            return shared.isCompilationSupported();
+        }
     }
 
     /** Whether a class's {@code toString()} is more than {@code Object}'s identity text; arrays have none. */
@@ -256,27 +412,47 @@ public final class KeyResolver {
         }
     }
 
-    /** {@code #p0}/{@code #a0} ... for the usual parameter counts, made once rather than at every call. */
-    private static final String[][] INDEXED = java.util.stream.IntStream.range(0, 16)
-            .mapToObj(i -> new String[] {"p" + i, "a" + i}).toArray(String[][]::new);
+    /** Longest text SpEL's {@code +} makes ({@code OpPlus}): a longer key is left to SpEL, which refuses it. */
+    private static final int MAX_JOINED_LENGTH = 100_000;
 
     /** One method's parsed key expression: evaluate it for each call with {@link #resolve(Object[])}. */
     public static final class Key {
-        private final KeyResolver resolver;
+        private final EvaluationContext shared;
         private final SpelExpression expression;
         private final List<SpelExpression> reads;
-        private final String @Nullable [] names;
+        private final Map<String, Integer> index;
         private final String description;
-        private final ClassLoader classLoader;
+        /** {@link #joinedParts}, or null: the expression is evaluated by SpEL. */
+        private final @Nullable List<Object> joined;
+        /** The positions of the parameters {@link #reads} reads, in its order, when {@link #joined} is not null. */
+        private final int[] readPositions;
 
-        private Key(KeyResolver resolver, SpelExpression expression, List<SpelExpression> reads,
-                String @Nullable [] names, String description, @Nullable ClassLoader classLoader) {
-            this.resolver = resolver;
+        private Key(SpelExpression expression, List<SpelExpression> reads, Map<String, Integer> index,
+                String description, EvaluationContext shared) {
+            this.shared = shared;
             this.expression = expression;
             this.reads = List.copyOf(reads);
-            this.names = names;
+            this.index = index;
             this.description = description;
-            this.classLoader = classLoader != null ? classLoader : KeyResolver.class.getClassLoader();
+            List<Object> parts = joinedParts(expression.getAST(), index);
+            int[] positions = new int[reads.size()];
+            for (int r = 0; r < positions.length && parts != null; r++) {
+                // a read of such an expression is one of its parameters, or the expression is left to SpEL
+                String read = reads.get(r).getExpressionString();
+                Integer i = read.startsWith("#") ? index.get(read.substring(1)) : null;
+                if (i == null) {
+                    parts = null;
+                } else {
+                    positions[r] = i;
+                }
+            }
+            this.joined = parts;
+            this.readPositions = positions;
+        }
+
+        /** Whether calls are resolved without SpEL's interpreter (for tests). */
+        boolean joinsWithoutSpel() {
+            return joined != null;
         }
 
         /** The expression as written. */
@@ -300,24 +476,73 @@ public final class KeyResolver {
          */
         public String resolve(Object[] args) {
             Object[] arguments = args == null ? new Object[0] : args;
-            EvaluationContext context = resolver.context(new Root(arguments), classLoader);
-            for (int i = 0; i < arguments.length; i++) {
-                if (names != null) {
-                    context.setVariable(names[i], arguments[i]);
-                }
-                context.setVariable(i < INDEXED.length ? INDEXED[i][0] : "p" + i, arguments[i]);
-                context.setVariable(i < INDEXED.length ? INDEXED[i][1] : "a" + i, arguments[i]);
+            Object value = joined != null ? joined(arguments) : null;
+            if (value == null) {
+                value = evaluate(arguments);
             }
+            return key(value);
+        }
+
+        /**
+         * The value SpEL would give a joining expression ({@link #joinedParts}), without SpEL: the same null reads
+         * refused with the same message, parameters of {@code String}, {@code Integer} or {@code Long} joined as
+         * SpEL's {@code +} joins them ({@code toString()}, which is what its conversion service does for them). Null
+         * when SpEL must decide: another argument class, or a text too long for SpEL's {@code +}.
+         */
+        private @Nullable Object joined(Object[] arguments) {
+            for (int r = 0; r < readPositions.length; r++) {
+                int i = readPositions[r];
+                if (i >= arguments.length || arguments[i] == null) {
+                    throw nullRead(reads.get(r));
+                }
+            }
+            List<Object> parts = joined;
+            if (parts.size() == 1 && parts.get(0) instanceof Integer i) {
+                return i < arguments.length ? arguments[i] : null;
+            }
+            int length = 0;
+            String[] texts = new String[parts.size()];
+            for (int p = 0; p < texts.length; p++) {
+                Object part = parts.get(p);
+                String text;
+                if (part instanceof String literal) {
+                    text = literal;
+                } else {
+                    int i = (Integer) part;
+                    Object a = i < arguments.length ? arguments[i] : null;
+                    if (a instanceof String str) {
+                        text = str;
+                    } else if (a instanceof Long || a instanceof Integer) {
+                        text = a.toString();
+                    } else {
+                        return null;
+                    }
+                }
+                texts[p] = text;
+                length += text.length();
+                if (length > MAX_JOINED_LENGTH) {
+                    return null;
+                }
+            }
+            return String.join("", texts);
+        }
+
+        private IdempotencyKeyException nullRead(SpelExpression read) {
+            // 'ORDER:' + null is "ORDER:null": one key shared by every call that lacks the value
+            return new IdempotencyKeyException(description + ": the key expression reads "
+                    + read.getExpressionString() + ", which is null in this call; a key built from a"
+                    + " missing value would be shared by every call that lacks it. Pass a value, or say"
+                    + " in the expression what a missing one means (" + read.getExpressionString()
+                    + " ?: ..., or ?. to navigate past it)");
+        }
+
+        private @Nullable Object evaluate(Object[] arguments) {
+            EvaluationContext context = new CallContext(shared, arguments, index);
             Object value;
             try {
                 for (SpelExpression read : reads) {
                     if (read.getValue(context) == null) {
-                        // 'ORDER:' + null is "ORDER:null": one key shared by every call that lacks the value
-                        throw new IdempotencyKeyException(description + ": the key expression reads "
-                                + read.getExpressionString() + ", which is null in this call; a key built from a"
-                                + " missing value would be shared by every call that lacks it. Pass a value, or say"
-                                + " in the expression what a missing one means (" + read.getExpressionString()
-                                + " ?: ..., or ?. to navigate past it)");
+                        throw nullRead(read);
                     }
                 }
                 value = expression.getValue(context);
@@ -330,6 +555,10 @@ public final class KeyResolver {
                 // a method called by the expression threw: SpEL passes runtime exceptions through unwrapped
                 throw new IdempotencyKeyException(description + ": the key expression failed: " + e, e);
             }
+            return value;
+        }
+
+        private String key(@Nullable Object value) {
             if (value == null) {
                 throw new IdempotencyKeyException(description + ": the key is null");
             }

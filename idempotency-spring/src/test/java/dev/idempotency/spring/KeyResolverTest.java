@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.IdempotencyKeyException;
+import dev.idempotency.Tier;
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
@@ -339,5 +340,47 @@ class KeyResolverTest {
         assertThat(KeyResolver.Root.class.getModifiers() & java.lang.reflect.Modifier.PUBLIC).isZero();
         assertThat(resolve("#root.args[0] + #root.getArgs()[3]")).isEqualTo("A-142");
         assertThat(resolve(KeyResolver.builder().allowConstructors().build(), "#root.args[1].id")).isEqualTo("C-7");
+    }
+
+    @SuppressWarnings("unused")
+    static void joined(Object first, Object p1, Object third) {
+    }
+
+    /**
+     * A key of literals and parameters joined with {@code +} (or a lone parameter) is built without SpEL's
+     * interpreter: the key, and the error when there is one, must be what SpEL gives. SpEL's answer is had from the
+     * same expression as a ternary's branch, which the shortcut leaves to SpEL.
+     */
+    @Test
+    void joinedLiteralsAndParametersGiveWhatSpelGives() throws Exception {
+        Method joined = KeyResolverTest.class.getDeclaredMethod("joined", Object.class, Object.class, Object.class);
+        KeyResolver resolver = KeyResolver.create();
+        List<String> expressions = List.of("'ORDER:' + #first", "'A' + 'B' + #first + ':' + #third + ''",
+                "'X:' + #p0 + #a2", "'Y:' + #p1", "'it''s ' + #first", "#first", "#p1");
+        Object[][] calls = {
+            {"k-1", "two", 3L}, {42L, -7, Integer.MIN_VALUE}, {null, "two", "three"}, {"k", "two", null},
+            {1.5, 2.5f, java.math.BigDecimal.ONE}, {Tier.REVERSIBLE, java.util.UUID.fromString(
+                    "00000000-0000-0000-0000-000000000001"), 'c'}, {"x".repeat(100_000), "y", "z"},
+            {new Object(), new int[] {1}, List.of(1, 2)}, {"", " ", "\t"}, {"only one"}, {},
+        };
+        for (String expression : expressions) {
+            KeyResolver.Key shortcut = resolver.compile(joined, expression, "joined");
+            KeyResolver.Key spel = resolver.compile(joined, "true ? (" + expression + ") : ''", "joined");
+            assertThat(shortcut.joinsWithoutSpel()).as(expression).isTrue();
+            assertThat(spel.joinsWithoutSpel()).isFalse();
+            for (Object[] call : calls) {
+                String expected;
+                try {
+                    expected = spel.resolve(call);
+                } catch (IdempotencyKeyException e) {
+                    assertThatThrownBy(() -> shortcut.resolve(call)).as(expression + " " + java.util.Arrays.toString(call))
+                            .isInstanceOf(IdempotencyKeyException.class)
+                            .hasMessage(e.getMessage().replace("true ? (" + expression + ") : ''", expression));
+                    continue;
+                }
+                assertThat(shortcut.resolve(call)).as(expression + " " + java.util.Arrays.toString(call))
+                        .isEqualTo(expected);
+            }
+        }
     }
 }

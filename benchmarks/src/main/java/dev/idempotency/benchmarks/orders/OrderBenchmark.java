@@ -5,7 +5,21 @@ import dev.idempotency.benchmarks.Database;
 import dev.idempotency.benchmarks.Guard;
 import dev.idempotency.benchmarks.GuardTables;
 import dev.idempotency.benchmarks.RunTables;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +34,8 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.runner.IterationType;
 import org.openjdk.jmh.infra.ThreadParams;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -39,7 +55,7 @@ public class OrderBenchmark {
     @Param({"postgresql", "mariadb"})
     public String db;
 
-    @Param({"a", "b", "c", "d", "e"})
+    @Param({"a", "b", "c", "d", "e", "f", "p"})
     public String guard;
 
     @Param({"0", "50"})
@@ -53,9 +69,25 @@ public class OrderBenchmark {
     private PlaceOrder service;
     private GuardTables tables;
     private boolean ownTables;
+    private BenchmarkParams params;
+
+    /** Transactions run before JMH's own warm-up, so that the JIT has compiled the path before anything is measured. */
+    public static final int WARM_UP_TRANSACTIONS = Integer.getInteger("idempotency.bench.warmup", 15_000);
+    /** Where each trial appends its costs per transaction (one JSON line), if set. */
+    public static final String COSTS_PROPERTY = "idempotency.bench.costs";
+
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    /** Whether a measurement iteration is running: only then are the costs below counted. */
+    private volatile boolean measuring;
+    private final LongAdder transactions = new LongAdder();
+    private final LongAdder jvmCpuNanos = new LongAdder();
+    private BackendCpu backend;
+    private long backendAtStart;
+    private long backendCpuNanos;
 
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
+        this.params = params;
         Database database = Database.of(db);
         Guard g = Guard.valueOf(guard.toUpperCase(Locale.ROOT));
         String run = RunTables.sharedRunId();
@@ -73,6 +105,11 @@ public class OrderBenchmark {
                     tables.siPrefix(prefill)), pool);
             service = context.getBean(PlaceOrder.class);
             check(g);
+            // at least 4 threads: a one-thread trial's warm-up would be most of the plan's time, and the JIT compiles
+            // the same code whichever thread runs it
+            warmUp(Math.max(4, params.getThreads()));
+            tables.reset(g, prefill); // the warm-up's keys out: the trial starts from exactly the pre-fill
+            backend = BackendCpu.of(database, pool, params.getThreads() + 2);
         } catch (RuntimeException | Error e) {
             // JMH skips the tear-down of a trial whose set-up failed: clean up here
             tearDown();
@@ -101,8 +138,80 @@ public class OrderBenchmark {
         }
     }
 
+    /**
+     * {@value #WARM_UP_TRANSACTIONS} transactions (or {@code -Didempotency.bench.warmup}) on {@code threads}
+     * threads, with the trial's share of duplicates, before JMH's own (short) warm-up: a time-based warm-up leaves the
+     * JIT compiling while measuring when a transaction takes milliseconds.
+     */
+    private void warmUp(int threads) {
+        ExecutorService workers = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int share = WARM_UP_TRANSACTIONS / threads + (t < WARM_UP_TRANSACTIONS % threads ? 1 : 0);
+                Client client = new Client();
+                client.start(t);
+                done.add(workers.submit(() -> {
+                    for (int i = 0; i < share; i++) {
+                        service.placeOrder(client.next(duplicates), client.customer, 1999);
+                    }
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("warm-up interrupted", e);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("warm-up failed: " + e.getCause(), e.getCause());
+        } finally {
+            workers.shutdownNow();
+        }
+    }
+
+    @Setup(Level.Iteration)
+    public void iterationStarts(IterationParams iteration) {
+        if (iteration.getType() == IterationType.MEASUREMENT) {
+            backendAtStart = backend.nanos();
+            measuring = true;
+        }
+    }
+
+    @TearDown(Level.Iteration)
+    public void iterationEnds() {
+        if (measuring) {
+            measuring = false;
+            long now = backend.nanos();
+            // unknown once any iteration's reading was
+            backendCpuNanos = backendAtStart < 0 || now < 0 || backendCpuNanos < 0 ? -1
+                    : backendCpuNanos + now - backendAtStart;
+        }
+    }
+
+    /** Appends this trial's costs per transaction to the file of {@value #COSTS_PROPERTY}, for the report. */
+    private void writeCosts() {
+        String file = System.getProperty(COSTS_PROPERTY);
+        long n = transactions.sum();
+        if (file == null || n == 0 || params == null) {
+            return;
+        }
+        String line = String.format(Locale.ROOT, "{\"db\": \"%s\", \"guard\": \"%s\", \"threads\": %d, "
+                + "\"duplicates\": %d, \"prefill\": %d, \"transactions\": %d, \"jvm_cpu_ns\": %d, "
+                + "\"backend_cpu_ns\": %d, \"backend_processes\": %d, \"warm_up_transactions\": %d}%n", db, guard,
+                params.getThreads(), duplicates, prefill, n, jvmCpuNanos.sum(), backendCpuNanos, backend.count(),
+                WARM_UP_TRANSACTIONS);
+        try {
+            Files.writeString(Path.of(file), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            System.err.println("could not write the trial's costs to " + file + ": " + e);
+        }
+    }
+
     @TearDown(Level.Trial)
     public void tearDown() {
+        writeCosts();
         if (context != null) {
             context.close();
         }
@@ -145,8 +254,21 @@ public class OrderBenchmark {
         }
     }
 
+    /**
+     * One transaction. During measurement iterations, its JVM CPU time is read before and after on the calling thread
+     * ({@code ThreadMXBean}: the guard's Java work, Spring's and the driver's; not JMH's loop, not the GC's or the
+     * JIT's threads).
+     */
     @Benchmark
     public Receipt placeOrder(Client client) {
-        return service.placeOrder(client.next(duplicates), client.customer, 1999);
+        String key = client.next(duplicates);
+        if (!measuring) {
+            return service.placeOrder(key, client.customer, 1999);
+        }
+        long t0 = THREADS.getCurrentThreadCpuTime();
+        Receipt r = service.placeOrder(key, client.customer, 1999);
+        jvmCpuNanos.add(THREADS.getCurrentThreadCpuTime() - t0);
+        transactions.increment();
+        return r;
     }
 }

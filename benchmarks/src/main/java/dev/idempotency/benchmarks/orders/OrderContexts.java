@@ -43,6 +43,7 @@ public final class OrderContexts {
             case A:
                 return UnguardedConfig.class;
             case B:
+            case P:
                 return OursConfig.class;
             case C:
                 return HandWrittenConfig.class;
