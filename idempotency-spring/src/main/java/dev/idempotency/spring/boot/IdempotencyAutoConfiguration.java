@@ -99,9 +99,11 @@ public final class IdempotencyAutoConfiguration {
     @ConditionalOnSingleCandidate(IdempotencyStore.class)
     IdempotencyStoreFront idempotencyStoreFront(IdempotencyStore store, ObjectProvider<Clock> clock,
             IdempotencyProperties properties, ResourceLoader resourceLoader,
-            ObjectProvider<CircuitBreakerStore.Listener> circuitListeners) {
+            ObjectProvider<CircuitBreakerStore.Listener> circuitListeners, ObjectProvider<StoreLayer> shared) {
         IdempotencyStore guarded = circuitBreaker(store, properties, circuitListeners);
-        IdempotencyStore front = prefilter(guarded, properties, clock.getIfUnique(Clock::systemUTC),
+        StoreLayer layer = shared.getIfAvailable();
+        IdempotencyStore sharing = layer == null || store instanceof CaffeinePrefilter ? guarded : layer.wrap(guarded);
+        IdempotencyStore front = prefilter(sharing, properties, clock.getIfUnique(Clock::systemUTC),
                 resourceLoader.getClassLoader());
         IdempotencyProperties.Prefilter settings = properties.getPrefilter();
         String description = (front == guarded
@@ -110,7 +112,8 @@ public final class IdempotencyAutoConfiguration {
                         + settings.getMaximumAge() + ")")
                 + (guarded == store ? "" : ", circuit breaker (failure-threshold "
                         + properties.getCircuitBreaker().getFailureThreshold() + ", open-for "
-                        + properties.getCircuitBreaker().getOpenFor() + ")");
+                        + properties.getCircuitBreaker().getOpenFor() + ")")
+                + (sharing == guarded ? "" : ", " + layer);
         return new IdempotencyStoreFront(front, store, description);
     }
 
@@ -218,6 +221,14 @@ public final class IdempotencyAutoConfiguration {
         public String toString() {
             return behind + prefilter; // at the time of asking: a JDBC store names its dialect once it knows it
         }
+    }
+
+    /**
+     * A store decorator that goes between the circuit breaker and the local pre-filter: the Redis pre-filter
+     * ({@link RedisConfiguration}). Its {@code toString} is what the startup line says of it.
+     */
+    interface StoreLayer {
+        IdempotencyStore wrap(IdempotencyStore store);
     }
 
     /** The store the executor uses: behind the pre-filter unless it is off (see idempotency.prefilter.enabled). */
@@ -330,6 +341,25 @@ public final class IdempotencyAutoConfiguration {
     @ConditionalOnMissingBean
     IdempotencyReport.Counts idempotencyReportCounts() {
         return new IdempotencyReport.Counts();
+    }
+
+    /**
+     * The Redis pre-filter, between the circuit breaker and the local pre-filter, when idempotency-redis and Lettuce
+     * are on the class path and {@code idempotency.redis.enabled=true}. Closed with the context.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = { "dev.idempotency.redis.RedisPrefilter", "io.lettuce.core.RedisClient" })
+    @ConditionalOnBooleanProperty(name = "idempotency.redis.enabled")
+    static class RedisConfiguration {
+
+        @Bean
+        StoreLayer idempotencyRedisPrefilter(IdempotencyProperties properties, ObjectProvider<Clock> clock,
+                org.springframework.core.env.Environment environment) {
+            IdempotencyProperties.Redis redis = properties.getRedis();
+            String url = redis.getUrl() != null ? redis.getUrl()
+                    : environment.getProperty("spring.data.redis.url", "redis://localhost:6379");
+            return new RedisStoreLayer(url, redis, clock.getIfUnique(Clock::systemUTC));
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

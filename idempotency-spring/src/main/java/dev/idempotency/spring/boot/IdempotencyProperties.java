@@ -46,6 +46,8 @@ public class IdempotencyProperties {
 
     private final Purge purge = new Purge();
 
+    private final Redis redis = new Redis();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -96,6 +98,10 @@ public class IdempotencyProperties {
 
     public Purge getPurge() {
         return purge;
+    }
+
+    public Redis getRedis() {
+        return redis;
     }
 
     private static Duration positive(Duration value, String property) {
@@ -297,6 +303,73 @@ public class IdempotencyProperties {
                 throw new IllegalArgumentException("idempotency.purge.batch-size must be positive, was " + batchSize);
             }
             this.batchSize = batchSize;
+        }
+    }
+
+    /**
+     * The Redis pre-filter shared by every node (idempotency-redis and Lettuce on the class path): see docs/redis.md.
+     */
+    public static class Redis {
+
+        /**
+         * Whether committed outcomes are shared by every node on Redis, between the circuit breaker and the local
+         * pre-filter. Needs idempotency-redis (and Lettuce) on the class path.
+         */
+        private boolean enabled;
+
+        /**
+         * Where Redis is, as a Lettuce URI (redis://host:6379/0, rediss:// for TLS). Unset: spring.data.redis.url,
+         * else redis://localhost:6379.
+         */
+        private @Nullable String url;
+
+        /** What every Redis key of the pre-filter starts with: one prefix per store sharing a Redis. */
+        private String keyPrefix = "idempotency:";
+
+        /** The most a Redis command may cost a call; past it the store decides. */
+        private Duration commandTimeout = Duration.ofMillis(50);
+
+        /** How long Redis is left alone after a failure: calls meanwhile go to the store only. */
+        private Duration retryAfter = Duration.ofSeconds(1);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public @Nullable String getUrl() {
+            return url;
+        }
+
+        public void setUrl(@Nullable String url) {
+            this.url = url;
+        }
+
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        public Duration getCommandTimeout() {
+            return commandTimeout;
+        }
+
+        public void setCommandTimeout(Duration commandTimeout) {
+            this.commandTimeout = positive(commandTimeout, "idempotency.redis.command-timeout");
+        }
+
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = positive(retryAfter, "idempotency.redis.retry-after");
         }
     }
 }
