@@ -1,5 +1,7 @@
 package dev.idempotency.redis;
 
+import java.util.List;
+import dev.idempotency.store.Backlog;
 import dev.idempotency.TransactionBridge;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
@@ -279,6 +281,22 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
     @Override
     public int purgeExpired(Instant now, int batchSize) {
         return store.purgeExpired(now, batchSize);
+    }
+
+
+    @Override
+    public List<Backlog> backlog(Instant now) {
+        return store.backlog(now);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listNeedsReview(int limit) {
+        return store.listNeedsReview(limit);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        return store.listStuck(now, limit);
     }
 
     /** Closes the connection to Redis, and the client if this pre-filter made it. The store is not closed. */
