@@ -334,6 +334,12 @@ public final class IdempotencyAutoConfiguration {
         MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry) {
             return new MicrometerIdempotencyListener(registry);
         }
+
+        /** The purge scheduler's runs, as the purge meters ({@code idempotency.purge.*}). */
+        @Bean
+        IdempotencyPurgeScheduler.Observer idempotencyPurgeMeters(ObjectProvider<MicrometerIdempotencyListener> meters) {
+            return (deleted, at, failure) -> meters.ifAvailable(m -> m.purged(deleted, at, failure));
+        }
     }
 
     /** Counts each outcome per operation for the idempotency report; the executor hears it as a listener. */
@@ -369,12 +375,14 @@ public final class IdempotencyAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         IdempotencyReportEndpoint idempotencyReportEndpoint(ObjectProvider<IdempotencyAdmin> admin,
-                IdempotencyReport.Counts counts, ObjectProvider<ConfirmationGate> gate) {
+                IdempotencyReport.Counts counts, ObjectProvider<ConfirmationGate> gate, ObjectProvider<Clock> clock,
+                ObjectProvider<JsonMapper> jsonMapper) {
             // resolved when asked: the admin exists once the application has its one store
             return new IdempotencyReportEndpoint(() -> {
                 IdempotencyAdmin theAdmin = admin.getIfAvailable();
                 return theAdmin == null ? java.util.List.of() : theAdmin.operations();
-            }, counts, () -> gate.getIfAvailable() != null);
+            }, counts, () -> gate.getIfAvailable() != null, admin::getIfAvailable,
+                    clock.getIfUnique(Clock::systemUTC), jsonMapper.getIfUnique(JacksonResultCodec::defaultMapper));
         }
     }
 

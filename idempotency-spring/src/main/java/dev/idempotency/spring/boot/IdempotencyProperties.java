@@ -48,6 +48,8 @@ public class IdempotencyProperties {
 
     private final Redis redis = new Redis();
 
+    private final BacklogGauges backlog = new BacklogGauges();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -102,6 +104,10 @@ public class IdempotencyProperties {
 
     public Redis getRedis() {
         return redis;
+    }
+
+    public BacklogGauges getBacklog() {
+        return backlog;
     }
 
     private static Duration positive(Duration value, String property) {
@@ -370,6 +376,35 @@ public class IdempotencyProperties {
 
         public void setRetryAfter(Duration retryAfter) {
             this.retryAfter = positive(retryAfter, "idempotency.redis.retry-after");
+        }
+    }
+
+    /** The gauges of what waits for an operator (with Micrometer): see docs/metrics.md. */
+    public static class BacklogGauges {
+
+        /**
+         * Whether the NEEDS_REVIEW backlog and the claims stuck past their lease are gauged per operation (one
+         * indexed query of the store every interval, never one per scrape).
+         */
+        private boolean enabled = true;
+
+        /** Time between two refreshes of the backlog gauges; the first runs at startup. */
+        private Duration interval = Duration.ofMinutes(1);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = positive(interval, "idempotency.backlog.interval");
         }
     }
 }
