@@ -713,6 +713,29 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
     }
 
+    /**
+     * {@code name} if it is a plain SQL identifier ({@code [A-Za-z_][A-Za-z0-9_]*}, at most 63 characters), optionally
+     * {@code schema.name} where {@code qualified}: the only text any statement of this module takes from
+     * configuration, so that none can carry SQL.
+     *
+     * @param what names the setting at fault in the message
+     * @throws IllegalArgumentException if it is not
+     */
+    static String checkIdentifier(String what, String name, boolean qualified) {
+        Objects.requireNonNull(name, what);
+        String[] parts = name.split("\\.", -1);
+        boolean valid = parts.length <= (qualified ? 2 : 1);
+        for (String part : parts) {
+            valid &= IDENTIFIER.matcher(part).matches();
+        }
+        if (!valid) {
+            throw new IllegalArgumentException(what + ": '" + name + "' is not a plain SQL identifier (letters, digits"
+                    + " and '_', not starting with a digit, at most 63 characters" + (qualified
+                            ? ", optionally 'schema.table')" : ")"));
+        }
+        return name;
+    }
+
     /** Whether a plain read finds a row. */
     private static boolean exists(Connection con, String sql, SqlBinder binder) throws SQLException {
         try (PreparedStatement ps = con.prepareStatement(sql)) {
@@ -778,18 +801,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
          * @throws IllegalArgumentException if it is not a plain identifier
          */
         public Builder tableName(String tableName) {
-            Objects.requireNonNull(tableName, "tableName");
-            String[] parts = tableName.split("\\.", -1);
-            boolean valid = parts.length <= 2;
-            for (String part : parts) {
-                valid &= IDENTIFIER.matcher(part).matches();
-            }
-            if (!valid) {
-                throw new IllegalArgumentException("JdbcIdempotencyStore.Builder.tableName: '" + tableName
-                        + "' is not a plain SQL identifier (letters, digits and '_', not starting with a digit, at "
-                        + "most 63 characters, optionally 'schema.table')");
-            }
-            this.tableName = tableName;
+            this.tableName = checkIdentifier("JdbcIdempotencyStore.Builder.tableName", tableName, true);
             return this;
         }
 
