@@ -7,14 +7,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A TCP proxy on the loopback between the Redis client and the shared Redis server, which the tests own: they cut it
- * (every connection closed, new ones refused, as when Redis is killed), stall it (connections accepted, nothing
- * forwarded, as a Redis that does not answer) and restore it, without touching the server other engineers use.
+ * (every connection closed, new ones refused, as when Redis is killed), stall it (connections stay open, nothing
+ * is forwarded, as a Redis that does not answer) and restore it, without touching the server other engineers use.
  */
 final class TcpProxy implements AutoCloseable {
 
@@ -43,10 +42,9 @@ final class TcpProxy implements AutoCloseable {
         closeAll();
     }
 
-    /** Redis hanging: open connections closed, new ones accepted and never answered. */
-    synchronized void stall() throws IOException {
+    /** Redis hanging: connections stay open, and what is sent is held (not lost) until {@link #restore()}. */
+    void stall() {
         stalled = true;
-        closeAll();
     }
 
     /** Redis back, on the same port. */
@@ -88,9 +86,6 @@ final class TcpProxy implements AutoCloseable {
                 try {
                     Socket client = listening.accept();
                     sockets.add(client);
-                    if (stalled) {
-                        continue; // held open, never answered
-                    }
                     Socket upstream = new Socket(targetHost, targetPort);
                     sockets.add(upstream);
                     pump(client, upstream);
@@ -104,19 +99,22 @@ final class TcpProxy implements AutoCloseable {
         t.start();
     }
 
-    private static void pump(Socket from, Socket to) {
+    private void pump(Socket from, Socket to) {
         Thread t = new Thread(() -> {
             byte[] buffer = new byte[8192];
             try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
                 int n;
                 while ((n = in.read(buffer)) >= 0) {
+                    while (stalled && !from.isClosed()) {
+                        Thread.sleep(2); // held: a Redis that does not answer
+                    }
                     out.write(buffer, 0, n);
                     out.flush();
                 }
-            } catch (SocketException e) {
-                // cut
             } catch (IOException e) {
                 // cut
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             } finally {
                 try {
                     from.close();

@@ -106,7 +106,7 @@ public final class IdempotencyAutoConfiguration {
         IdempotencyStore front = prefilter(sharing, properties, clock.getIfUnique(Clock::systemUTC),
                 resourceLoader.getClassLoader());
         IdempotencyProperties.Prefilter settings = properties.getPrefilter();
-        String description = (front == guarded
+        String description = (front == sharing
                 ? (store instanceof CaffeinePrefilter ? " (the application's own pre-filter)" : ", no pre-filter")
                 : " behind the pre-filter (maximum-size " + settings.getMaximumSize() + ", maximum-age "
                         + settings.getMaximumAge() + ")")

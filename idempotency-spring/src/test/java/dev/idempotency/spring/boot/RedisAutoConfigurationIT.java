@@ -80,6 +80,17 @@ class RedisAutoConfigurationIT {
     }
 
     @Test
+    void withoutTheLocalPreFilterTheRedisOneFrontsTheBreakerAndTheStartupLineSaysSo() {
+        runner.withPropertyValues("idempotency.redis.enabled=true", "idempotency.redis.url=" + url,
+                "idempotency.redis.key-prefix=" + prefix, "idempotency.prefilter.enabled=false").run(context -> {
+                    var front = context.getBean(IdempotencyAutoConfiguration.IdempotencyStoreFront.class);
+                    assertThat(front.store()).isInstanceOf(RedisPrefilter.class);
+                    assertThat(front.toString()).contains(", no pre-filter", ", Redis pre-filter (")
+                            .doesNotContain("behind the pre-filter");
+                });
+    }
+
+    @Test
     void withoutThePropertyThereIsNoRedisPreFilter() {
         runner.run(context -> assertThat(context).hasNotFailed()
                 .doesNotHaveBean(IdempotencyAutoConfiguration.StoreLayer.class));
