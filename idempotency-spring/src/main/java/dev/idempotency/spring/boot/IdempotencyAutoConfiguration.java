@@ -366,6 +366,17 @@ public final class IdempotencyAutoConfiguration {
                     : environment.getProperty("spring.data.redis.url", "redis://localhost:6379");
             return new RedisStoreLayer(url, redis, clock.getIfUnique(Clock::systemUTC));
         }
+
+        /** Its counters ({@code idempotency.prefilter.redis.*}), bound by Boot to the application's registry. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+        static class RedisMetricsConfiguration {
+
+            @Bean
+            io.micrometer.core.instrument.binder.MeterBinder idempotencyRedisPrefilterMeters(StoreLayer layer) {
+                return registry -> ((RedisStoreLayer) layer).bindTo(registry);
+            }
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

@@ -13,6 +13,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, AutoCloseable {
 
+    /** The counter of claims answered from Redis. */
+    static final String HITS = "idempotency.prefilter.redis.hits";
+    /** The counter of claims Redis could not answer (they went to the store). */
+    static final String MISSES = "idempotency.prefilter.redis.misses";
+    /** The counter of Redis commands that failed or timed out. */
+    static final String FAILURES = "idempotency.prefilter.redis.failures";
+
     private final String url;
     private final IdempotencyProperties.Redis settings;
     private final Clock clock;
@@ -37,6 +44,24 @@ final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, 
                 .transactions(SpringTransactionBridge.INSTANCE).clock(clock).build();
         prefilter = made;
         return made;
+    }
+
+    /**
+     * Registers the pre-filter's counters ({@value #HITS}, {@value #MISSES}, {@value #FAILURES}) in
+     * {@code registry}; they read 0 until the pre-filter is in front of the store. Needs Micrometer.
+     */
+    void bindTo(io.micrometer.core.instrument.MeterRegistry registry) {
+        counter(registry, HITS, "Idempotency claims answered from the Redis pre-filter", RedisPrefilter::hits);
+        counter(registry, MISSES, "Idempotency claims the Redis pre-filter could not answer", RedisPrefilter::misses);
+        counter(registry, FAILURES, "Redis pre-filter commands that failed or timed out", RedisPrefilter::failures);
+    }
+
+    private void counter(io.micrometer.core.instrument.MeterRegistry registry, String name, String description,
+            java.util.function.ToLongFunction<RedisPrefilter> count) {
+        io.micrometer.core.instrument.FunctionCounter.builder(name, this, layer -> {
+            RedisPrefilter made = layer.prefilter;
+            return made == null ? 0 : count.applyAsLong(made);
+        }).description(description).register(registry);
     }
 
     @Override

@@ -71,8 +71,14 @@ class RedisAutoConfigurationIT {
                     assertThat(front.toString()).contains("Redis pre-filter (", "key-prefix " + prefix)
                             .doesNotContain("redis://");
 
+                    var registry = new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+                    context.getBean(io.micrometer.core.instrument.binder.MeterBinder.class).bindTo(registry);
                     context.getBean(IdempotencyAutoConfigurationTest.Greeter.class).greet("G-1", "Ann");
                     await().atMost(Duration.ofSeconds(5)).until(() -> !redis.sync().keys(prefix + "*").isEmpty());
+                    assertThat(registry.get("idempotency.prefilter.redis.misses").functionCounter().count())
+                            .isEqualTo(1);
+                    assertThat(registry.get("idempotency.prefilter.redis.failures").functionCounter().count())
+                            .isZero();
                     // the admin works through the same chain: its eviction leaves Redis too
                     assertThat(context.getBean(IdempotencyAdmin.class).evict("Greeter.greet", "G-1")).isTrue();
                     assertThat(redis.sync().keys(prefix + "{*")).isEmpty();
