@@ -138,4 +138,27 @@ class IdempotencyReportTest {
                 .contains("Not available: UnsupportedOperationException: this store cannot count");
         assertThat(report.toJson()).contains("\"backlogUnavailable\"");
     }
+
+    @Test
+    void agesReadInTheLargestUnitsThatFitAndAnEmptyBacklogSaysNothingWaits() {
+        Instant at = Instant.parse("2026-01-10T00:00:00Z");
+        List<dev.idempotency.store.Backlog> backlog = List.of(
+                new dev.idempotency.store.Backlog("A.days", 1, at.minus(Duration.ofDays(2)).minusSeconds(3 * 3600), 1,
+                        at.minusSeconds(42)),
+                new dev.idempotency.store.Backlog("B.minutes", 2, at.minusSeconds(5 * 60 + 7), 0, null),
+                new dev.idempotency.store.Backlog("C.future", 0, null, 1, at.plusSeconds(5)));
+
+        String md = IdempotencyReport.of(List.of()).backlog(backlog, at).toMarkdown();
+
+        assertThat(md).contains("| A.days | 1 | 2d3h | 1 | 42s |").contains("| B.minutes | 2 | 5m7s | 0 | - |")
+                .contains("| C.future | 0 | - | 1 | 0s |");
+        JsonNode json = JsonMapper.builder().build().readTree(IdempotencyReport.of(List.of()).backlog(backlog, at)
+                .toJson());
+        assertThat(json.get("backlog").get(0).get("longestStuckSeconds").asLong()).isEqualTo(42);
+        assertThat(json.get("backlog").get(2).get("longestStuckSeconds").asLong()).isZero();
+        assertThat(json.get("backlog").get(1).get("oldestStuckLease").isNull()).isTrue();
+        assertThat(IdempotencyReport.of(List.of()).backlog(List.of(), at).toMarkdown())
+                .contains("Nothing: no NEEDS_REVIEW record, no claim stuck past its lease.");
+        assertThat(IdempotencyReport.of(List.of()).toMarkdown()).doesNotContain("Waiting for an operator");
+    }
 }
