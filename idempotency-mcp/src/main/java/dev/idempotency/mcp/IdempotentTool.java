@@ -1,6 +1,8 @@
 package dev.idempotency.mcp;
 
+import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
+import dev.idempotency.Tier;
 import java.util.Objects;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -36,6 +38,7 @@ public final class IdempotentTool<A, R> {
     private final String name;
     private final @Nullable String title;
     private final String description;
+    private final IdempotentExecutor.@Nullable Compensation<R> compensation;
 
     private IdempotentTool(Builder<A, R> b) {
         this.operation = b.operation;
@@ -49,6 +52,11 @@ public final class IdempotentTool<A, R> {
                     + " must be 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'");
         }
         InputSchemas.requireRecord(argumentType, name);
+        this.compensation = b.compensation;
+        if (compensation != null && operation.tier() != Tier.REVERSIBLE) {
+            throw new IllegalArgumentException("tool '" + name + "' of " + operation.description() + " has a"
+                    + " compensation, but only REVERSIBLE operations compensate; its tier is " + operation.tier());
+        }
     }
 
     /**
@@ -73,6 +81,10 @@ public final class IdempotentTool<A, R> {
         return handler;
     }
 
+    IdempotentExecutor.@Nullable Compensation<R> compensation() {
+        return compensation;
+    }
+
     /** The tool's name in {@code tools/list}. */
     public String name() {
         return name;
@@ -94,6 +106,7 @@ public final class IdempotentTool<A, R> {
         private @Nullable String name;
         private @Nullable String title;
         private @Nullable String description;
+        private IdempotentExecutor.@Nullable Compensation<R> compensation;
 
         private Builder(IdempotentOperation<R> operation, Class<A> argumentType, Handler<A, R> handler) {
             this.operation = Objects.requireNonNull(operation, "operation");
@@ -119,8 +132,22 @@ public final class IdempotentTool<A, R> {
         }
 
         /**
-         * @throws IllegalArgumentException if the name is not a valid MCP tool name or the argument type is not a
-         *                                  record of supported component types
+         * What undoes one call of a {@link Tier#REVERSIBLE} tool, as {@code @Idempotent(compensate = ...)} does for a
+         * method: the executor calls it, after the rollback, when the handler returned but the transaction the call
+         * ran in then rolled back (its outcome was never recorded, so a retry runs the handler again). It needs a
+         * transaction around the call that the executor's {@code TransactionBridge} sees: see
+         * {@link McpIdempotentTools.Builder#transaction}. Without one nothing is ever compensated, as on the proxy
+         * path.
+         */
+        public Builder<A, R> compensation(IdempotentExecutor.Compensation<R> compensation) {
+            this.compensation = Objects.requireNonNull(compensation, "compensation");
+            return this;
+        }
+
+        /**
+         * @throws IllegalArgumentException if the name is not a valid MCP tool name, the argument type is not a
+         *                                  record of supported component types, or a compensation is given to a tier
+         *                                  other than {@code REVERSIBLE}
          */
         public IdempotentTool<A, R> build() {
             return new IdempotentTool<>(this);

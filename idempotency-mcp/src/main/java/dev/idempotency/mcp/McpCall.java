@@ -1,6 +1,7 @@
 package dev.idempotency.mcp;
 
 import io.modelcontextprotocol.server.McpSyncServerExchange;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -9,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * the caller's thread, inside {@code execute}.
  */
 record McpCall(String principal, String tool, String key, String argumentDigest, @Nullable String confirmationToken,
-        @Nullable McpSyncServerExchange exchange) {
+        @Nullable McpSyncServerExchange exchange, Duration ttl) {
 
     private static final ThreadLocal<McpCall> CURRENT = new ThreadLocal<>();
     /** Set by the gate when the user declined through elicitation: the adapter must not offer a token then. */

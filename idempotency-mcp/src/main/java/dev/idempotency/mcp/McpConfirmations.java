@@ -3,8 +3,10 @@ package dev.idempotency.mcp;
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.ConfirmationRequiredException;
 import dev.idempotency.Tier;
+import dev.idempotency.TransactionBridge;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -16,13 +18,22 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The confirmation gate of irreversible MCP tools: the first execution of an {@link Tier#IRREVERSIBLE} call waits
@@ -31,7 +42,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  * <li>When the client declared elicitation, the user is asked through the SDK's elicitation request; an accepted
- * {@code confirm = true} runs the call, anything else ends it with {@code confirmation_declined}.</li>
+ * {@code confirm = true} runs the call, anything else ends it with {@code confirmation_declined}. Every answer
+ * (accepted, declined or cancelled: who, when, the form's content) is recorded in the store beside the call, for as
+ * long as the tool's outcome is kept; {@link #answers} reads them back.</li>
  * <li>Otherwise the first call ends with {@code confirmation_required} and a <b>confirmation token</b>: bound to the
  * principal, the operation, the key, the digest of the arguments and an expiry, protected by an HMAC-SHA256 under the
  * server's secret, and consumed at most once through the store (a claim of its own, under the operation
@@ -45,6 +58,11 @@ public final class McpConfirmations implements ConfirmationGate {
 
     /** The operation under which consumed tokens are claimed in the store. */
     public static final String CONSUMED_OPERATION = "dev.idempotency/mcp-confirmation";
+    /** The operation under which elicitation answers are recorded in the store. */
+    public static final String ANSWER_OPERATION = "dev.idempotency/mcp-elicitation";
+    /** At most this many answers are kept per principal, operation and key (each declined one ends a call). */
+    static final int MAX_ANSWERS = 64;
+    private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
     private static final Base64.Decoder B64D = Base64.getUrlDecoder();
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -55,6 +73,7 @@ public final class McpConfirmations implements ConfirmationGate {
     private final Clock clock;
     private final boolean elicitation;
     private final ConfirmationGate otherwise;
+    private final TransactionBridge transactions;
 
     private McpConfirmations(Builder b) {
         this.secret = b.secret.clone();
@@ -63,6 +82,7 @@ public final class McpConfirmations implements ConfirmationGate {
         this.clock = b.clock;
         this.elicitation = b.elicitation;
         this.otherwise = b.otherwise;
+        this.transactions = b.transactions;
     }
 
     /**
@@ -98,7 +118,7 @@ public final class McpConfirmations implements ConfirmationGate {
         McpSyncServerExchange exchange = mcp.exchange();
         if (token == null && elicitation && exchange != null && exchange.getClientCapabilities() != null
                 && exchange.getClientCapabilities().elicitation() != null) {
-            if (ask(exchange, call, mcp)) {
+            if (ask(exchange, call, mcp).confirmed()) {
                 return;
             }
             McpCall.markDeclined();
@@ -110,15 +130,103 @@ public final class McpConfirmations implements ConfirmationGate {
                 + (token != null ? " (the confirmation token sent is not valid for this call, or was used)" : ""));
     }
 
-    private static boolean ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
+    private Answer ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
         Map<String, Object> schema = Map.of("type", "object",
                 "properties", Map.of("confirm", Map.of("type", "boolean", "title", "Run it",
                         "description", "Run " + mcp.tool() + " now; it cannot be undone")),
-                "required", java.util.List.of("confirm"));
+                "required", List.of("confirm"));
         McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitFormRequest
                 .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.", schema).build());
-        return answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
+        boolean confirmed = answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
                 && Boolean.TRUE.equals(answer.content().get("confirm"));
+        Answer recorded = new Answer(answer.action().name().toLowerCase(Locale.ROOT), confirmed,
+                mcp.principal(), mcp.tool(), call.operation(), call.key(), mcp.argumentDigest(),
+                clock.instant().truncatedTo(ChronoUnit.MILLIS),
+                answer.content() == null ? Map.of() : new LinkedHashMap<>(answer.content()));
+        // outside the call's transaction: a declined call rolls back, and its answer must stay
+        transactions.outside(() -> {
+            record(recorded, mcp.ttl());
+            return null;
+        });
+        return recorded;
+    }
+
+    /**
+     * One answer of a user to the question asked before an irreversible call ran.
+     *
+     * @param action         what the client answered: {@code accept}, {@code decline} or {@code cancel}
+     * @param confirmed      whether the call was let run (accepted with {@code confirm = true})
+     * @param principal      who answered: the call's principal ({@code ""} on stdio)
+     * @param tool           the tool's name
+     * @param operation      the operation the call's key belongs to
+     * @param key            the call's idempotency key
+     * @param argumentDigest the digest of the call's decoded arguments (what was confirmed)
+     * @param answeredAt     when the answer came, on the gate's clock
+     * @param content        the form's content as the client sent it (empty when it sent none)
+     */
+    public record Answer(String action, boolean confirmed, String principal, String tool, String operation,
+            String key, String argumentDigest, Instant answeredAt, Map<String, Object> content) {
+
+        public Answer {
+            content = Collections.unmodifiableMap(new LinkedHashMap<>(content));
+        }
+    }
+
+    /**
+     * The elicitation answers given for a call, oldest first: empty when none was asked (no elicitation, a token, a
+     * replay) or they expired with the tool's outcome.
+     *
+     * @param principal the call's principal, as the adapter's principal function gave it ({@code ""} on stdio)
+     * @param operation the operation name
+     * @param key       the call's idempotency key
+     * @throws dev.idempotency.IdempotencyStoreException if the store fails
+     */
+    public List<Answer> answers(String principal, String operation, String key) {
+        List<Answer> answers = new ArrayList<>();
+        for (int n = 0; n < MAX_ANSWERS; n++) {
+            Optional<IdempotencyRecord> found = store.find(answerId(principal, operation, key, n));
+            if (found.isEmpty()) {
+                break;
+            }
+            byte[] data = found.get().result();
+            if (data != null && data.length > 0 && !found.get().isExpired(clock.instant())) {
+                answers.add(decode(data));
+            }
+        }
+        return List.copyOf(answers);
+    }
+
+    /** Claims the first free answer slot of the call, and completes it with the answer. */
+    private void record(Answer answer, Duration retention) {
+        byte[] data = JSON.writeValueAsBytes(answer);
+        Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+        Instant until = now.plus(retention.isZero() ? ttl : retention);
+        for (int n = 0; n < MAX_ANSWERS; n++) {
+            byte[] id = answerId(answer.principal(), answer.operation(), answer.key(), n);
+            ClaimResult claimed = store.claim(new ClaimRequest(id, ANSWER_OPERATION,
+                    HexFormat.of().formatHex(id, 0, 8), id, Tier.REVERSIBLE, now, until, until,
+                    Duration.ofSeconds(1)));
+            if (claimed.isAcquired()) {
+                store.complete(id, until, data, until);
+                return;
+            }
+        }
+        System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not recorded: "
+                + MAX_ANSWERS + " elicitation answers are kept per call, and " + answer.tool() + " key '"
+                + answer.key() + "' has them all");
+    }
+
+    private static Answer decode(byte[] data) {
+        try {
+            return JSON.readValue(data, new TypeReference<Answer>() { });
+        } catch (JacksonException e) {
+            throw new IllegalStateException("an elicitation answer in the store cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    private static byte[] answerId(String principal, String operation, String key, int n) {
+        return Canonical.sha256(("answer|" + principal.length() + ":" + principal + "|" + operation.length() + ":"
+                + operation + "|" + key.length() + ":" + key + "|" + n).getBytes(StandardCharsets.UTF_8));
     }
 
     /** A token for this call: principal, operation, key and argument digest, valid for {@link #ttl()}. */
@@ -208,6 +316,7 @@ public final class McpConfirmations implements ConfirmationGate {
         private Clock clock = Clock.systemUTC();
         private boolean elicitation = true;
         private ConfirmationGate otherwise = call -> { };
+        private TransactionBridge transactions = TransactionBridge.NONE;
 
         private Builder(byte[] secret, IdempotencyStore store) {
             Objects.requireNonNull(secret, "secret");
@@ -243,6 +352,15 @@ public final class McpConfirmations implements ConfirmationGate {
         /** The gate for irreversible calls that do not come through MCP; by default they run. */
         public Builder otherwise(ConfirmationGate otherwise) {
             this.otherwise = Objects.requireNonNull(otherwise, "otherwise");
+            return this;
+        }
+
+        /**
+         * The executor's transaction bridge, so that elicitation answers are recorded outside the call's transaction
+         * and survive its rollback (a declined call rolls back); none unless set.
+         */
+        public Builder transactions(TransactionBridge transactions) {
+            this.transactions = Objects.requireNonNull(transactions, "transactions");
             return this;
         }
 

@@ -12,6 +12,7 @@ import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
@@ -62,6 +64,7 @@ public final class McpIdempotentTools {
     private final JsonMapper mapper;
     private final Function<McpTransportContext, String> principal;
     private final @Nullable McpConfirmations confirmations;
+    private final Transaction transaction;
     private final List<SyncToolSpecification> specifications;
 
     private McpIdempotentTools(Builder b) {
@@ -71,6 +74,7 @@ public final class McpIdempotentTools {
                 .disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES).build();
         this.principal = b.principal;
         this.confirmations = b.confirmations;
+        this.transaction = b.transaction;
         List<SyncToolSpecification> specs = new ArrayList<>();
         for (ToolBinding tool : b.bindings) {
             specs.add(specification(tool));
@@ -200,12 +204,13 @@ public final class McpIdempotentTools {
         String who = principal.apply(exchange.transportContext() == null ? McpTransportContext.EMPTY
                 : exchange.transportContext());
         String digest = Canonical.digest(mapper, decoded);
-        McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange));
+        McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange,
+                tool.tier() == Tier.READ_ONLY ? Duration.ZERO : tool.ttl()));
         if (tool.tier() == Tier.READ_ONLY) {
             McpCall.markScoped();  // no key space: nothing is claimed, recorded or replayed
         }
         try (IdempotencyContext.Scope scope = IdempotencyContext.open()) {
-            Object result = tool.invoke(decoded, key);
+            Object result = transaction.run(() -> tool.invoke(decoded, key));
             if (!McpCall.scoped()) {
                 // a replay from a key space shared by every principal may be another user's result: never return it
                 return ToolResults.unscoped(tool.operation(), key);
@@ -233,6 +238,20 @@ public final class McpIdempotentTools {
         }
     }
 
+    /**
+     * Runs one tool call inside a transaction of the application's: the executor (through its
+     * {@code TransactionBridge}) joins it, so that the claim and the result commit with the tool's own writes, and a
+     * {@code REVERSIBLE} tool's compensation runs when it rolls back after the tool returned.
+     */
+    @FunctionalInterface
+    public interface Transaction {
+        /**
+         * Runs {@code call} in a transaction: commits it when {@code call} returns, rolls it back when it throws (and
+         * throws on), and returns its result.
+         */
+        @Nullable Object run(Callable<?> call) throws Exception;
+    }
+
     /** Builds {@link McpIdempotentTools}. */
     public static final class Builder {
         private final IdempotentExecutor executor;
@@ -240,6 +259,7 @@ public final class McpIdempotentTools {
         private JsonMapper mapper = JsonMapper.builder().build();
         private Function<McpTransportContext, String> principal = Builder::defaultPrincipal;
         private @Nullable McpConfirmations confirmations;
+        private Transaction transaction = Callable::call;
 
         private Builder(IdempotentExecutor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
@@ -291,6 +311,18 @@ public final class McpIdempotentTools {
         /** The confirmation gate the executor was built with, so that refusals carry a confirmation token. */
         public Builder confirmations(McpConfirmations confirmations) {
             this.confirmations = Objects.requireNonNull(confirmations, "confirmations");
+            return this;
+        }
+
+        /**
+         * Runs every tool call in a transaction (none unless set): with Spring,
+         * {@code call -> transactionTemplate.execute(status -> call.call())} (rethrowing checked exceptions), on the
+         * store's {@code DataSource}, and the executor built with the Spring {@code TransactionBridge}. The call's
+         * claim and result then commit or roll back with the tool's writes, and a rollback after the tool returned
+         * runs its compensation ({@link IdempotentTool.Builder#compensation}, {@code @Idempotent(compensate = ...)}).
+         */
+        public Builder transaction(Transaction transaction) {
+            this.transaction = Objects.requireNonNull(transaction, "transaction");
             return this;
         }
 

@@ -107,7 +107,7 @@ abstract class ToolBinding {
                 return executor.execute(op, key, new Object[] {args}, () -> {
                     McpCall.requireScoped(op.name());
                     return tool.handler().handle(args);
-                });
+                }, tool.compensation());
             }
         };
     }

@@ -390,6 +390,47 @@ abstract class AbstractMcpToolsTest {
         assertThat(replayed.meta()).containsEntry(McpMeta.REPLAYED, true);
         assertThat(asked).hasSize(1).first().asString().contains("refund", "e-1");
         assertThat(tools.refunds).hasValue(1);
+        List<McpConfirmations.Answer> answers = fixture.confirmations.answers("alice", "Payments.refund", "e-1");
+        assertThat(answers).singleElement().satisfies(a -> {
+            assertThat(a.action()).isEqualTo("accept");
+            assertThat(a.confirmed()).isTrue();
+            assertThat(a.principal()).isEqualTo("alice");
+            assertThat(a.tool()).isEqualTo("refund");
+            assertThat(a.answeredAt()).isEqualTo(fixture.clock.instant());
+            assertThat(a.content()).containsEntry("confirm", true);
+        });
+        assertThat(fixture.confirmations.answers("bob", "Payments.refund", "e-1")).isEmpty();
+    }
+
+    @Test
+    void everyElicitationAnswerIsRecordedWithTheCallDeclinedOnesToo() {
+        AtomicInteger asked = new AtomicInteger();
+        McpSyncClient alice = fixture.client("alice", request -> asked.incrementAndGet() == 1
+                ? new McpSchema.ElicitResult(McpSchema.ElicitResult.Action.DECLINE, null)
+                : new McpSchema.ElicitResult(McpSchema.ElicitResult.Action.ACCEPT, Map.of("confirm", true)));
+        CallToolResult declined = call(alice, "refund", refund("A-1", 4999, "h-1"), Map.of());
+        fixture.clock.advance(Duration.ofMinutes(1));
+        CallToolResult ran = call(alice, "refund", refund("A-1", 4999, "h-1"), Map.of());
+
+        assertThat(structured(declined)).containsEntry("error", "confirmation_declined");
+        assertThat(ran.isError()).isFalse();
+        List<McpConfirmations.Answer> answers = fixture.confirmations.answers("alice", "Payments.refund", "h-1");
+        assertThat(answers).extracting(McpConfirmations.Answer::action).containsExactly("decline", "accept");
+        assertThat(answers).extracting(McpConfirmations.Answer::confirmed).containsExactly(false, true);
+        assertThat(answers.get(0).content()).isEmpty();
+        assertThat(answers.get(1).answeredAt()).isEqualTo(answers.get(0).answeredAt().plus(Duration.ofMinutes(1)));
+        assertThat(answers.get(0).argumentDigest()).isEqualTo(answers.get(1).argumentDigest());
+        assertThat(tools.refunds).hasValue(1);
+    }
+
+    @Test
+    void withoutElicitationNoAnswerIsRecordedAndTheTokenDecides() {
+        McpSyncClient alice = fixture.client("alice");
+        String token = token(call(alice, "refund", refund("A-1", 4999, "t-1"), Map.of()));
+        CallToolResult ran = call(alice, "refund", withToken(refund("A-1", 4999, "t-1"), token), Map.of());
+
+        assertThat(ran.isError()).isFalse();
+        assertThat(fixture.confirmations.answers("alice", "Payments.refund", "t-1")).isEmpty();
     }
 
     @Test
@@ -401,6 +442,9 @@ abstract class AbstractMcpToolsTest {
         assertThat(structured(declined)).containsEntry("error", "confirmation_declined").containsEntry("retry", "never")
                 .doesNotContainKey("confirmationToken");
         assertThat(tools.refunds).hasValue(0);
+        assertThat(fixture.confirmations.answers("alice", "Payments.refund", "d-1")).singleElement()
+                .satisfies(a -> assertThat(a.action()).isEqualTo("decline"))
+                .satisfies(a -> assertThat(a.confirmed()).isFalse());
     }
 
     // ---- helpers

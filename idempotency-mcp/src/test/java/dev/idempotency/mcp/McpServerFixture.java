@@ -86,7 +86,14 @@ final class McpServerFixture implements AutoCloseable {
     /** A client of {@code principal} that gives up on a request after {@code timeout}. */
     McpSyncClient client(String principal,
             @Nullable Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> elicitation, Duration timeout) {
-        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+        McpSyncClient client = connect(transport, principal, elicitation, timeout);
+        clients.add(client);
+        return client;
+    }
+
+    /** An initialized client of {@code principal} on {@code transport}, answering elicitations when given. */
+    static McpSyncClient connect(InMemoryTransport transport, String principal,
+            @Nullable Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> elicitation, Duration timeout) {
         McpClient.SyncSpec spec = McpClient.sync(transport.client(
                         McpTransportContext.create(Map.of(McpMeta.PRINCIPAL, principal))))
                 .requestTimeout(timeout).initializationTimeout(Duration.ofSeconds(30));
@@ -95,7 +102,6 @@ final class McpServerFixture implements AutoCloseable {
         }
         McpSyncClient client = spec.build();
         client.initialize();
-        clients.add(client);
         return client;
     }
 
@@ -106,7 +112,8 @@ final class McpServerFixture implements AutoCloseable {
         new JdbcTemplate(dataSource).execute("DROP TABLE IF EXISTS " + table);
     }
 
-    private static String script(JdbcDialect dialect) {
+    /** The dialect's schema script, as shipped. */
+    static String script(JdbcDialect dialect) {
         try (InputStream in = new ClassPathResource(dialect.schemaLocation()).getInputStream()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {

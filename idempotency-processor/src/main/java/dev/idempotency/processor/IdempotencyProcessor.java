@@ -219,6 +219,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                     .or(() -> KeyReadsOnly.check(key, method, where, types, elements))
                     .ifPresent(message -> error(message, method, annotation, explicit.get("key")));
         }
+        McpToolCheck.check(method, type, where, tier, key)
+                .ifPresent(message -> error(message, method, annotation, explicit.get("key")));
         checkDuration(ttl, "ttl of " + name, method, annotation, explicit.get("ttl"));
         checkDuration(lockTimeout, "lockTimeout of " + name, method, annotation, explicit.get("lockTimeout"));
         String lease = string(values, "lease");

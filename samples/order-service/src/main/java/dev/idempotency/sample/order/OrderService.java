@@ -1,61 +1,66 @@
 package dev.idempotency.sample.order;
 
-import dev.idempotency.Idempotent;
-import dev.idempotency.Tier;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.transaction.annotation.Transactional;
 
 /**
- * The order service: writes one order row per call, and needs {@code processingTime} (800 ms in the story) to do it.
- * The annotation makes it idempotent when {@code @EnableIdempotency} is on; without it (the {@code --unprotected}
- * run) the very same class writes an order for every attempt.
+ * The order service's business logic: writes one order row per call, and needs {@code processingTime} (800 ms in the
+ * story) to do it. Nothing here knows about retries: the guard is {@code @IdempotentRequest} on
+ * {@link OrderController}, whose transaction this runs in.
  */
 public class OrderService {
 
     private final JdbcTemplate jdbc;
     private final Duration processingTime;
+    private final CountDownLatch finishNow = new CountDownLatch(1);
 
     public OrderService(DataSource dataSource, Duration processingTime) {
         this.jdbc = new JdbcTemplate(dataSource);
         this.processingTime = processingTime;
     }
 
-    /**
-     * Creates the order of one approval. The key is the approval, made outside every retry loop; the claim joins
-     * this method's transaction, so it commits with the order row or vanishes with it.
-     */
-    @Idempotent(key = "'APPROVAL:' + #approvalNo + ':MAIN'", tier = Tier.REVERSIBLE, ttl = "24h")
-    @Transactional
-    public OrderReceipt createOrder(String approvalNo, OrderRequest request) {
+    /** Creates the order of one approval. */
+    public OrderReceipt createOrder(OrderRequest request) {
         work();
         String orderId = "ORD-" + UUID.randomUUID().toString().substring(0, 8).toUpperCase();
         BigDecimal total = request.unitPrice().multiply(BigDecimal.valueOf(request.quantity()))
                 .setScale(2, RoundingMode.HALF_UP);
         Instant now = Instant.now().truncatedTo(ChronoUnit.MILLIS);
         jdbc.update("INSERT INTO orders (order_id, approval_no, customer_id, total, created_at) VALUES (?, ?, ?, ?, ?)",
-                orderId, approvalNo, request.customerId(), total, Timestamp.from(now));
-        return new OrderReceipt(orderId, approvalNo, total, now);
+                orderId, request.approvalNo(), request.customerId(), total, Timestamp.from(now));
+        return new OrderReceipt(orderId, request.approvalNo(), total, now);
     }
 
-    /** How many orders exist for an approval. */
-    public int ordersFor(String approvalNo) {
-        Integer n = jdbc.queryForObject("SELECT COUNT(*) FROM orders WHERE approval_no = ?", Integer.class,
-                approvalNo);
-        return n == null ? 0 : n;
+    /** The orders of an approval, oldest first. */
+    public List<OrderReceipt> ordersFor(String approvalNo) {
+        return jdbc.query("SELECT order_id, approval_no, total, created_at FROM orders WHERE approval_no = ? "
+                + "ORDER BY created_at, order_id", (rs, n) -> new OrderReceipt(rs.getString(1), rs.getString(2),
+                        rs.getBigDecimal(3), rs.getTimestamp(4).toInstant()), approvalNo);
+    }
+
+    /**
+     * Ends the work of every request now and from now on, instead of after {@code processingTime}: the tests hold
+     * the work until a point of the story (the client's first timeout, the caller's last attempt) rather than a
+     * clock, so that a busy machine does not change the story.
+     */
+    void finishNow() {
+        finishNow.countDown();
     }
 
     private void work() {
         // stands for the real work (stock checks, pricing, a downstream call): slower than the client's patience
         try {
-            Thread.sleep(processingTime.toMillis());
+            finishNow.await(processingTime.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);

@@ -1,165 +1,97 @@
 package dev.idempotency.sample.order;
 
-import java.io.PrintStream;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import org.springframework.web.client.RestClientException;
 
 /**
- * One approval, three layers of retries, one order service that is slower than its client:
- *
- * <pre>
- * agent tool call      2 attempts   backoff 200 ms x 2^n + jitter
- *   API gateway        3 attempts   backoff 100 ms x 2^n + jitter
- *     HTTP client      2 attempts   backoff  50 ms x 2^n + jitter, timeout 500 ms
- *       order service               needs 800 ms, keeps working after the client gave up
- * </pre>
- *
- * Up to 2 x 3 x 2 = 12 requests reach the order service for a single approval.
+ * One approval: the caller's three retry layers against the order service over HTTP, then the order service's own
+ * account once it has finished every request, those whose client had given up included.
  */
 final class Scenario {
 
-    static final int TOOL_ATTEMPTS = 2;
-    static final int GATEWAY_ATTEMPTS = 3;
-    static final int HTTP_ATTEMPTS = 2;
+    /** When the order service's work ends. */
+    enum Finish {
+        /** After {@link Timings#processingTime()}: the story. */
+        CLOCK,
+        /** When the client has timed out once. */
+        AFTER_FIRST_TIMEOUT,
+        /** When the caller has made its last attempt. */
+        AFTER_CALLER
+    }
 
-    private final OrderService orders;
+    private final OrderServer server;
     private final Timings timings;
-    private final PrintStream out;
-    private final Random jitter;
-    private final Deque<String> path = new ArrayDeque<>();
-    private final List<OrderReceipt> answers = new ArrayList<>();
-    private final List<OrderReceipt> served = new CopyOnWriteArrayList<>();
-    private long start;
-    private int attempts;
+    private final StoryLog log;
+    private final Finish finish;
 
-    Scenario(OrderService orders, Timings timings, PrintStream out, long seed) {
-        this.orders = orders;
+    Scenario(OrderServer server, Timings timings, StoryLog log, Finish finish) {
+        this.server = server;
         this.timings = timings;
-        this.out = out;
-        this.jitter = new Random(seed);
+        this.log = log;
+        this.finish = finish;
     }
 
     /**
      * What happened.
      *
-     * @param attempts       requests that reached the order service
-     * @param answered       requests whose answer the client received in time
-     * @param served         answers the order service produced, for clients that waited or had given up
-     * @param ordersWritten  order rows for the approval, once every request the client gave up on has finished
-     * @param receipts       the distinct receipts the client received
-     * @param servedReceipts the distinct receipts among all the order service's answers
-     * @param succeeded      whether the approval's tool call ended with a receipt
+     * @param attempts      requests the caller sent
+     * @param keysArrived   the {@code Idempotency-Key} of every request that reached the order service, in order
+     * @param answered      requests whose answer the caller received in time
+     * @param served        the order service's answers, for callers that waited or had given up
+     * @param ordersWritten order rows for the approval, once every request has finished
+     * @param succeeded     whether the tool call ended with a receipt
      */
-    record Report(int attempts, int answered, int served, int ordersWritten, Set<OrderReceipt> receipts,
-            Set<OrderReceipt> servedReceipts, boolean succeeded) {
-    }
+    record Report(int attempts, List<String> keysArrived, int answered, List<Arrivals.Arrival> served,
+            int ordersWritten, boolean succeeded) {
 
-    /** A request the client stopped waiting for, or one the service refused: worth another try. */
-    private static final class Failed extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        Failed(String message, Throwable cause) {
-            super(message, cause, false, false);
-        }
-    }
-
-    @FunctionalInterface
-    private interface Step {
-        OrderReceipt call() throws Failed;
-    }
-
-    Report run(String approvalNo, OrderRequest request) throws InterruptedException {
-        // the order service's request threads: a request runs to its end whether or not its client still waits
-        ExecutorService server = Executors.newFixedThreadPool(TOOL_ATTEMPTS * GATEWAY_ATTEMPTS * HTTP_ATTEMPTS);
-        start = System.nanoTime();
-        boolean succeeded;
-        try {
-            OrderReceipt receipt = retry("tool", TOOL_ATTEMPTS, timings.toolBackoff(),
-                    () -> retry("gateway", GATEWAY_ATTEMPTS, timings.gatewayBackoff(),
-                            () -> retry("http", HTTP_ATTEMPTS, timings.httpBackoff(),
-                                    () -> send(server, approvalNo, request))));
-            log("the tool call succeeded with " + receipt.orderId());
-            succeeded = true;
-        } catch (Failed e) {
-            log("the tool call failed after " + attempts + " requests: " + e.getMessage());
-            succeeded = false;
-        } finally {
-            server.shutdown();
-        }
-        // the order service finishes what the client gave up on, as it would in production
-        if (!server.awaitTermination(1, TimeUnit.MINUTES)) {
-            throw new IllegalStateException("the order service did not finish its requests");
-        }
-        return new Report(attempts, answers.size(), served.size(), orders.ordersFor(approvalNo),
-                new LinkedHashSet<>(answers), new LinkedHashSet<>(served), succeeded);
-    }
-
-    private OrderReceipt retry(String layer, int maxAttempts, Duration backoff, Step step) throws Failed {
-        for (int attempt = 1; ; attempt++) {
-            path.addLast(layer + " " + attempt + "/" + maxAttempts);
-            try {
-                return step.call();
-            } catch (Failed e) {
-                if (attempt == maxAttempts) {
-                    throw e;
+        /** The distinct orders the service's answers name ({@code Location}), replays included. */
+        Set<String> servedOrders() {
+            Set<String> orders = new LinkedHashSet<>();
+            for (Arrivals.Arrival a : served) {
+                if (a.orderId() != null) {
+                    orders.add(a.orderId());
                 }
-                sleep(backoff.multipliedBy(1L << (attempt - 1)).plusNanos((long) (jitter.nextDouble()
-                        * backoff.toNanos())));
-            } finally {
-                path.removeLast();
             }
+            return orders;
+        }
+
+        long replayed() {
+            return served.stream().filter(Arrivals.Arrival::replayed).count();
         }
     }
 
-    private OrderReceipt send(ExecutorService server, String approvalNo, OrderRequest request) throws Failed {
-        attempts++;
-        Future<OrderReceipt> response = server.submit(() -> {
-            OrderReceipt receipt = orders.createOrder(approvalNo, request);
-            served.add(receipt);
-            return receipt;
-        });
-        try {
-            OrderReceipt receipt = response.get(timings.clientTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            answers.add(receipt);
-            log("request " + attempts + " [" + String.join(" > ", path) + "] answered " + receipt.orderId());
-            return receipt;
-        } catch (TimeoutException e) {
-            // the request is not cancelled: the service cannot know that its client stopped waiting
-            log("request " + attempts + " [" + String.join(" > ", path) + "] timed out after "
-                    + timings.clientTimeout().toMillis() + " ms");
-            throw new Failed("timed out", e);
-        } catch (ExecutionException e) {
-            log("request " + attempts + " [" + String.join(" > ", path) + "] failed: " + e.getCause());
-            throw new Failed(String.valueOf(e.getCause()), e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Failed("interrupted", e);
+    Report run(OrderRequest request) throws InterruptedException {
+        // the warm-up's last answer may still be on its way out of the filter
+        server.arrivals().awaitIdle(Duration.ofMinutes(1));
+        server.arrivals().clear();
+        server.arrivals().log(log);
+        log.restart();
+        boolean succeeded;
+        int attempts;
+        int answered;
+        Runnable onTimeout = finish == Finish.AFTER_FIRST_TIMEOUT ? server.orders()::finishNow : () -> { };
+        try (Caller caller = new Caller(server.baseUrl(), timings, log, onTimeout)) {
+            try {
+                OrderReceipt receipt = caller.placeOrder(request);
+                log.line("the tool call succeeded with " + receipt.orderId());
+                succeeded = true;
+            } catch (RestClientException e) {
+                log.line("the tool call failed after " + caller.requests() + " requests: " + e.getMessage());
+                succeeded = false;
+            }
+            attempts = caller.requests();
+            answered = caller.answered();
         }
-    }
-
-    private void sleep(Duration d) throws Failed {
-        try {
-            Thread.sleep(d.toMillis(), d.toNanosPart() % 1_000_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new Failed("interrupted", e);
+        if (finish == Finish.AFTER_CALLER) {
+            server.orders().finishNow();
         }
-    }
-
-    private void log(String line) {
-        out.printf("[%5d ms] %s%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), line);
+        // the order service finishes what its client gave up on, as it would in production
+        server.arrivals().awaitAnswers(attempts, Duration.ofSeconds(5), Duration.ofMinutes(1));
+        server.arrivals().log(null);
+        return new Report(attempts, server.arrivals().keys(), answered, server.arrivals().answered(),
+                server.ordersFor(request.approvalNo()).size(), succeeded);
     }
 }

@@ -7,7 +7,7 @@ import java.time.Duration;
  *
  * @param clientTimeout  how long the HTTP client waits for an answer (500 ms)
  * @param processingTime how long the order service needs (800 ms)
- * @param httpBackoff    first backoff of the HTTP client (doubles per retry, plus up to as much jitter)
+ * @param httpBackoff    first backoff of the HTTP client (doubles per retry; Spring's jitter of half as much)
  * @param gatewayBackoff first backoff of the API gateway
  * @param toolBackoff    first backoff of the agent's tool call
  */

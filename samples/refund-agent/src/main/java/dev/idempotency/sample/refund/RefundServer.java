@@ -9,6 +9,7 @@ import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.mcp.IdempotentTool;
 import dev.idempotency.mcp.McpConfirmations;
 import dev.idempotency.mcp.McpIdempotentTools;
+import dev.idempotency.spring.SpringTransactionBridge;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -17,6 +18,7 @@ import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.UndeclaredThrowableException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.sql.Connection;
@@ -29,15 +31,21 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The refund tool server, over MCP stdio: {@code lookup_order} (READ_ONLY), {@code hold_funds} (REVERSIBLE) and
- * {@code refund} (IRREVERSIBLE, confirmed first), on the JDBC store over an embedded H2, or PostgreSQL with
+ * The refund tool server, over MCP stdio: {@code lookup_order} (READ_ONLY), {@code hold_funds} (REVERSIBLE, released
+ * by its compensation when its transaction rolls back) and {@code refund} (IRREVERSIBLE, confirmed first), on the JDBC store over an embedded H2, or PostgreSQL with
  * {@code --postgres <jdbc url>}. The payment gateway is simulated and slow on the first refund
  * ({@code --gateway-delay-ms}, 1500 unless set), so that a client with a shorter timeout gives up while it runs.
+ * Each tool call runs in a transaction on the store's database; the ledger refuses the first commit of a hold on
+ * {@code A-1002} (simulated), so that the story shows the compensation releasing the gateway's hold.
  *
  * <p>Any MCP client can start it: {@code mvn -q -pl samples/refund-agent -am package -DskipTests exec:java
  * -Dexec.mainClass=dev.idempotency.sample.refund.RefundServer}. Nothing but MCP messages goes to stdout.
@@ -47,7 +55,7 @@ public final class RefundServer {
     record OrderArgs(String orderId) {
     }
 
-    record Order(String orderId, long cents, String status, int refundsExecuted) {
+    record Order(String orderId, long cents, String status, int refundsExecuted, int holdsReleased) {
     }
 
     record HoldArgs(String orderId, long cents) {
@@ -67,12 +75,35 @@ public final class RefundServer {
         final Map<String, Long> orders = Map.of("A-1001", 4999L, "A-1002", 12000L);
         final Map<String, Integer> refunds = new ConcurrentHashMap<>();
         final AtomicInteger holds = new AtomicInteger();
+        final AtomicInteger holdsReleased = new AtomicInteger();
+        /** Orders whose next hold the ledger refuses to commit, once. */
+        final java.util.Set<String> ledgerRefusesOnce = ConcurrentHashMap.newKeySet();
         final long firstRefundDelayMs;
         private final CountDownLatch never = new CountDownLatch(1);
         private final AtomicInteger refundCalls = new AtomicInteger();
 
         Gateway(long firstRefundDelayMs) {
             this.firstRefundDelayMs = firstRefundDelayMs;
+            ledgerRefusesOnce.add("A-1002");
+        }
+
+        Hold hold(String orderId, long cents) {
+            Hold hold = new Hold("H-" + holds.incrementAndGet(), orderId, cents);
+            if (ledgerRefusesOnce.remove(orderId)) {
+                // the hold is written to the ledger in the call's transaction, whose commit then fails
+                TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                    @Override
+                    public void beforeCommit(boolean readOnly) {
+                        throw new IllegalStateException("the ledger refused to commit hold " + hold.holdId());
+                    }
+                });
+            }
+            return hold;
+        }
+
+        /** The compensation of hold_funds: the hold is gone from the ledger, so it is released at the gateway. */
+        void release(Hold hold) {
+            holdsReleased.incrementAndGet();
         }
 
         Receipt refund(String orderId, long cents) throws InterruptedException {
@@ -120,22 +151,34 @@ public final class RefundServer {
         McpConfirmations confirmations = McpConfirmations.builder(secret, store).build();
         IdempotentExecutor executor = IdempotentExecutor.builder(store)
                 .scope(McpIdempotentTools.principalScope())
+                .transactions(SpringTransactionBridge.INSTANCE)
                 .confirmationGate(confirmations)
                 .build();
 
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
         McpIdempotentTools tools = McpIdempotentTools.builder(executor).confirmations(confirmations)
+                .transaction(call -> transaction.execute(status -> {
+                    try {
+                        return call.call();
+                    } catch (RuntimeException e) {
+                        throw e;
+                    } catch (Exception e) {
+                        throw new UndeclaredThrowableException(e);
+                    }
+                }))
                 .tool(IdempotentTool.builder(
                         IdempotentOperation.builder("Orders.lookup", Tier.READ_ONLY, ResultType.of(Order.class))
                                 .build(),
                         OrderArgs.class, a -> new Order(a.orderId(), gateway.orders.getOrDefault(a.orderId(), 0L),
                                 gateway.orders.containsKey(a.orderId()) ? "DELIVERED" : "UNKNOWN",
-                                gateway.refunds.getOrDefault(a.orderId(), 0)))
+                                gateway.refunds.getOrDefault(a.orderId(), 0), gateway.holdsReleased.get()))
                         .name("lookup_order").description("Look up an order: amount, status, refunds executed")
                         .build())
                 .tool(IdempotentTool.builder(
                         IdempotentOperation.builder("Payments.hold", Tier.REVERSIBLE, ResultType.of(Hold.class))
                                 .ttl("24h").build(),
-                        HoldArgs.class, a -> new Hold("H-" + gateway.holds.incrementAndGet(), a.orderId(), a.cents()))
+                        HoldArgs.class, a -> gateway.hold(a.orderId(), a.cents()))
+                        .compensation(gateway::release)
                         .name("hold_funds").description("Hold funds for an order (cancellable)").build())
                 .tool(IdempotentTool.builder(
                         IdempotentOperation.builder("Payments.refund", Tier.IRREVERSIBLE, ResultType.of(Receipt.class))

@@ -25,7 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * An agent, scripted: it starts {@link RefundServer} as a subprocess over stdio with the SDK's own client and plays
  * the story every agent framework meets. The refund call times out on the client side while the gateway is still
- * working; the agent retries the same turn twice; then the "model" regenerates the call with a rounded amount. It
+ * working; the agent retries the same turn twice (and, before that, a hold whose transaction fails to commit is
+ * released by its compensation and held again on retry); then the "model" regenerates the call with a rounded amount. It
  * prints what each call got, and how many refunds the gateway really executed: one.
  *
  * <p>{@code mvn -q -pl samples/refund-agent -am package -DskipTests exec:java}
@@ -74,6 +75,11 @@ public final class ScriptedAgent {
             CallToolResult hold = call(client, "hold_funds", Map.of("orderId", ORDER, "cents", 4999), "turn-1",
                     "hold");
             out.println("hold_funds: " + hold.structuredContent());
+            Map<String, Object> hold2 = Map.of("orderId", "A-1002", "cents", 12000);
+            CallToolResult refused = call(client, "hold_funds", hold2, "turn-1", "hold-2");
+            out.println("hold_funds A-1002: " + describe(refused) + ", the ledger refused the commit");
+            CallToolResult held = call(client, "hold_funds", hold2, "turn-1", "hold-2");
+            out.println("hold_funds A-1002 retry: " + describe(held));
 
             Map<String, Object> refund = Map.of("orderId", ORDER, "cents", 4999);
             CallToolResult asked = call(client, "refund", refund, "turn-2", null);
@@ -98,6 +104,7 @@ public final class ScriptedAgent {
 
             CallToolResult after = call(client, "lookup_order", Map.of("orderId", ORDER), "turn-3", null);
             int executed = ((Number) structured(after).get("refundsExecuted")).intValue();
+            out.println("holds released by compensation: " + structured(after).get("holdsReleased"));
             out.println("refunds executed: " + executed);
             return executed;
         } finally {

@@ -20,6 +20,9 @@ class RefundAgentTest {
 
         assertThat(refunds).as(out).isEqualTo(1);
         assertThat(out).contains("tool refund: IRREVERSIBLE, readOnly=false, destructive=true")
+                .contains("hold_funds A-1002: tool_failed (retry: same_call), the ledger refused the commit")
+                .contains("hold_funds A-1002 retry: {holdId=H-3, orderId=A-1002, cents=12000}")
+                .contains("holds released by compensation: 1")
                 .contains("refund: confirmation_required -> the user says yes")
                 .contains("client-side timeout")
                 .contains("refund retry 1: {refundId=R-A-1001-1")

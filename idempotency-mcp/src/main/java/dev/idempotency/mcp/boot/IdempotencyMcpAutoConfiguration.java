@@ -1,0 +1,114 @@
+package dev.idempotency.mcp.boot;
+
+import dev.idempotency.IdempotencyScope;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.mcp.McpConfirmations;
+import dev.idempotency.mcp.McpIdempotentTools;
+import dev.idempotency.mcp.McpMeta;
+import dev.idempotency.mcp.McpTool;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.http.HttpServletRequest;
+import java.security.Principal;
+import java.util.Map;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Spring Boot auto-configuration of MCP tools over HTTP, with {@code idempotency.mcp.enabled=true} in a servlet web
+ * application ({@link IdempotencyMcpProperties}). Each only when the application has none of its own:
+ * <ul>
+ * <li>the SDK's {@link HttpServletStreamableServerTransportProvider}, registered as a servlet at
+ * {@code idempotency.mcp.endpoint} ({@code /mcp}), whose transport context carries the request's authenticated user
+ * ({@code HttpServletRequest.getUserPrincipal()}, Spring Security's too) under {@link McpMeta#PRINCIPAL};</li>
+ * <li>{@link McpIdempotentTools} of every bean whose class is annotated {@link McpTool}, through the context's
+ * {@link IdempotentExecutor}, with the context's {@link McpConfirmations} when there is one;</li>
+ * <li>the {@link IdempotencyScope} {@link McpIdempotentTools#principalScope()}, so that keys belong to the user;</li>
+ * <li>an {@link McpSyncServer} serving those tools on that transport.</li>
+ * </ul>
+ */
+@AutoConfiguration(afterName = {
+        "dev.idempotency.spring.boot.IdempotencyAutoConfiguration",
+        "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration" })
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+@ConditionalOnClass({HttpServletStreamableServerTransportProvider.class, ServletRegistrationBean.class})
+@ConditionalOnBooleanProperty(name = "idempotency.mcp.enabled")
+@EnableConfigurationProperties(IdempotencyMcpProperties.class)
+public class IdempotencyMcpAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    IdempotencyScope idempotencyMcpPrincipalScope() {
+        return McpIdempotentTools.principalScope();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    HttpServletStreamableServerTransportProvider idempotencyMcpTransport(IdempotencyMcpProperties properties,
+            ObjectProvider<JsonMapper> mapper) {
+        return HttpServletStreamableServerTransportProvider.builder()
+                .jsonMapper(jsonMapper(mapper))
+                .mcpEndpoint(properties.getEndpoint())
+                .contextExtractor(request -> McpTransportContext.create(Map.of(McpMeta.PRINCIPAL, principal(request))))
+                .build();
+    }
+
+    /** The authenticated user's name, or {@code ""} for an anonymous request (one key space for all of them). */
+    static String principal(HttpServletRequest request) {
+        Principal user = request.getUserPrincipal();
+        return user == null || user.getName() == null ? "" : user.getName();
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "idempotencyMcpServlet")
+    ServletRegistrationBean<HttpServletStreamableServerTransportProvider> idempotencyMcpServlet(
+            HttpServletStreamableServerTransportProvider transport, IdempotencyMcpProperties properties) {
+        ServletRegistrationBean<HttpServletStreamableServerTransportProvider> registration =
+                new ServletRegistrationBean<>(transport, properties.getEndpoint());
+        registration.setName("idempotencyMcp");
+        registration.setAsyncSupported(true);  // the transport answers on a stream
+        return registration;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(IdempotentExecutor.class)
+    McpIdempotentTools idempotencyMcpTools(IdempotentExecutor executor, ListableBeanFactory beans,
+            ObjectProvider<McpConfirmations> confirmations, ObjectProvider<JsonMapper> mapper) {
+        McpIdempotentTools.Builder builder = McpIdempotentTools.builder(executor);
+        confirmations.ifUnique(builder::confirmations);
+        mapper.ifUnique(builder::jsonMapper);
+        beans.getBeansWithAnnotation(McpTool.class).values().forEach(builder::bean);
+        return builder.build();
+    }
+
+    @Bean(destroyMethod = "closeGracefully")
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(McpIdempotentTools.class)
+    McpSyncServer idempotencyMcpServer(HttpServletStreamableServerTransportProvider transport,
+            McpIdempotentTools tools, IdempotencyMcpProperties properties, ObjectProvider<JsonMapper> mapper) {
+        return McpServer.sync(transport).jsonMapper(jsonMapper(mapper))
+                .serverInfo(properties.getServerName(), properties.getServerVersion())
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
+                .tools(tools.specifications()).build();
+    }
+
+    private static McpJsonMapper jsonMapper(ObjectProvider<JsonMapper> mapper) {
+        return new JacksonMcpJsonMapper(mapper.getIfUnique(() -> JsonMapper.builder().build()));
+    }
+}
