@@ -5,6 +5,7 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.Durations;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.internal.RecordedExceptions;
+import dev.idempotency.store.Backlog;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import dev.idempotency.store.IdempotencyStore;
@@ -190,9 +191,47 @@ public final class IdempotencyAdmin {
      */
     public Optional<Entry> find(String operation, String scope, String key) {
         Instant now = now();
-        return store.find(hash(operation, scope, key)).map(r -> new Entry(r.operation(), r.key(), r.tier(),
-                r.status(), r.result() != null, r.createdAt(), r.expiresAt(), r.leaseUntil(), r.isStale(now),
-                r.isExpired(now)));
+        return store.find(hash(operation, scope, key)).map(r -> entry(r, now));
+    }
+
+    private static Entry entry(IdempotencyRecord r, Instant now) {
+        return new Entry(r.operation(), r.key(), r.tier(), r.status(), r.result() != null, r.createdAt(),
+                r.expiresAt(), r.leaseUntil(), r.isStale(now), r.isExpired(now));
+    }
+
+    /**
+     * What waits for an operator, per operation, as the store holds it now: {@code NEEDS_REVIEW} records and the
+     * claim date of the oldest, and in-flight claims past their lease (stuck). One query of the store's
+     * ({@link IdempotencyStore#backlog}); the figures of every node, unlike the counts a node keeps of its own calls.
+     *
+     * @return one entry per operation with something waiting, by operation name; empty when nothing waits
+     * @throws UnsupportedOperationException if the store cannot count by status
+     */
+    public List<Backlog> backlog() {
+        return store.backlog(now());
+    }
+
+    /**
+     * Up to {@code limit} keys held for review, the oldest first: the operator's work list. Each is resolved with
+     * {@link #release} or {@link #resolveExecuted} (the scope is not stored: the readable key and operation are).
+     *
+     * @throws UnsupportedOperationException if the store cannot list by status
+     */
+    public List<Entry> needsReview(int limit) {
+        Instant now = now();
+        return store.listNeedsReview(limit).stream().map(r -> entry(r, now)).toList();
+    }
+
+    /**
+     * Up to {@code limit} in-flight claims past their lease, the longest stuck first: attempts that crashed (or
+     * hang). A retry takes a reversible one over or marks an irreversible one for review; an operator may resolve
+     * either now.
+     *
+     * @throws UnsupportedOperationException if the store cannot list by status
+     */
+    public List<Entry> stuck(int limit) {
+        Instant now = now();
+        return store.listStuck(now, limit).stream().map(r -> entry(r, now)).toList();
     }
 
     /** Deletes the record of {@code key} of {@code operation}, with no scope, whatever its status. */

@@ -2,6 +2,7 @@ package dev.idempotency;
 
 import dev.idempotency.IdempotencyAdmin.Operation;
 import dev.idempotency.IdempotencyEvent.Outcome;
+import dev.idempotency.store.Backlog;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -9,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -46,6 +48,9 @@ public final class IdempotencyReport {
     private final List<Operation> operations;
     private @Nullable Counts counts;
     private @Nullable Boolean confirmationGate;
+    private @Nullable List<Backlog> backlog;
+    private @Nullable String backlogUnavailable;
+    private @Nullable Instant backlogAt;
 
     private IdempotencyReport(List<Operation> operations) {
         this.operations = List.copyOf(operations);
@@ -60,6 +65,37 @@ public final class IdempotencyReport {
     public IdempotencyReport counts(Counts counts) {
         this.counts = Objects.requireNonNull(counts, "counts");
         return this;
+    }
+
+    /**
+     * Adds what waits for an operator as the store holds it ({@link IdempotencyAdmin#backlog()}), read at {@code at}:
+     * the {@code NEEDS_REVIEW} backlog and the age of its oldest entry, and the claims stuck past their lease, per
+     * operation (every node's, unlike the counts).
+     */
+    public IdempotencyReport backlog(List<Backlog> backlog, Instant at) {
+        this.backlog = List.copyOf(backlog);
+        this.backlogAt = Objects.requireNonNull(at, "at");
+        this.backlogUnavailable = null;
+        return this;
+    }
+
+    /** Says why the backlog could not be read (the store cannot count by status, or failed). */
+    public IdempotencyReport backlogUnavailable(String reason) {
+        this.backlogUnavailable = Objects.requireNonNull(reason, "reason");
+        this.backlog = null;
+        return this;
+    }
+
+    /**
+     * Reads the backlog from {@code admin} into this report, or says why it could not: a store that cannot count, or
+     * that fails, leaves the rest of the report standing.
+     */
+    public IdempotencyReport backlog(IdempotencyAdmin admin, Instant at) {
+        try {
+            return backlog(admin.backlog(), at);
+        } catch (RuntimeException e) {
+            return backlogUnavailable(e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
     }
 
     /** Says whether a {@link ConfirmationGate} is configured (known at run time only). */
@@ -101,7 +137,39 @@ public final class IdempotencyReport {
                         .append(c.get(Outcome.KEY_REUSED)).append(" | ").append(c.get(Outcome.FAILED)).append(" |\n");
             }
         }
+        if (backlogUnavailable != null) {
+            md.append("\n## Waiting for an operator\n\nNot available: ").append(cell(backlogUnavailable)).append('\n');
+        } else if (backlog != null) {
+            md.append("\n## Waiting for an operator (as stored, every node)\n\n");
+            if (backlog.isEmpty()) {
+                md.append("Nothing: no NEEDS_REVIEW record, no claim stuck past its lease.\n");
+            } else {
+                md.append("| operation | needs review | oldest needs review | stuck claims | longest stuck |\n"
+                        + "|---|---|---|---|---|\n");
+                for (Backlog b : backlog) {
+                    md.append("| ").append(cell(b.operation())).append(" | ").append(b.needsReview()).append(" | ")
+                            .append(age(b.oldestNeedsReview())).append(" | ").append(b.stuck()).append(" | ")
+                            .append(age(b.oldestStuckLease())).append(" |\n");
+                }
+                md.append("\nResolve each key with IdempotencyAdmin (release, resolveExecuted) or the endpoint's write"
+                        + " operation; see docs/production-checklist.md, question 5.\n");
+            }
+        }
         return md.toString();
+    }
+
+    /** How long ago {@code since} was, as the backlog was read: {@code 3h12m}, or {@code -} for none. */
+    private String age(@Nullable Instant since) {
+        if (since == null || backlogAt == null) {
+            return "-";
+        }
+        Duration d = Duration.between(since, backlogAt);
+        if (d.isNegative()) {
+            d = Duration.ZERO;
+        }
+        return d.toDays() > 0 ? d.toDays() + "d" + d.toHoursPart() + "h"
+                : d.toHours() > 0 ? d.toHours() + "h" + d.toMinutesPart() + "m"
+                : d.toMinutes() > 0 ? d.toMinutes() + "m" + d.toSecondsPart() + "s" : d.toSeconds() + "s";
     }
 
     /** The same facts as JSON: {@code {"operations": [{...}]}}, with {@code "counts"} per operation at run time. */
@@ -129,7 +197,34 @@ public final class IdempotencyReport {
                 counts.of(op.name()).forEach((outcome, n) -> c.put(outcome.tagValue(), n));
             }
         }
+        if (backlogUnavailable != null) {
+            root.put("backlogUnavailable", backlogUnavailable);
+        } else if (backlog != null) {
+            ArrayNode waiting = root.putArray("backlog");
+            for (Backlog b : backlog) {
+                ObjectNode o = waiting.addObject();
+                o.put("operation", b.operation());
+                o.put("needsReview", b.needsReview());
+                putInstant(o, "oldestNeedsReview", b.oldestNeedsReview());
+                o.put("oldestNeedsReviewAgeSeconds", seconds(b.oldestNeedsReview()));
+                o.put("stuck", b.stuck());
+                putInstant(o, "oldestStuckLease", b.oldestStuckLease());
+                o.put("longestStuckSeconds", seconds(b.oldestStuckLease()));
+            }
+        }
         return mapper.writerWithDefaultPrettyPrinter().writeValueAsString(root);
+    }
+
+    private static void putInstant(ObjectNode o, String field, @Nullable Instant instant) {
+        if (instant == null) {
+            o.putNull(field);
+        } else {
+            o.put(field, instant.toString());
+        }
+    }
+
+    private long seconds(@Nullable Instant since) {
+        return since == null || backlogAt == null ? 0 : Math.max(0, Duration.between(since, backlogAt).toSeconds());
     }
 
     private static boolean shortTtl(Operation op) {

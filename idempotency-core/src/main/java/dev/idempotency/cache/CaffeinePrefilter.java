@@ -1,5 +1,7 @@
 package dev.idempotency.cache;
 
+import java.util.List;
+import dev.idempotency.store.Backlog;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
@@ -235,6 +237,22 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         completed.cleanUp();
         claims.cleanUp();
         return removed;
+    }
+
+
+    @Override
+    public List<Backlog> backlog(Instant now) {
+        return store.backlog(now);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listNeedsReview(int limit) {
+        return store.listNeedsReview(limit);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        return store.listStuck(now, limit);
     }
 
     /** Forgets every cached outcome (the store is untouched). */

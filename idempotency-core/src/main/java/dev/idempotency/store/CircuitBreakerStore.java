@@ -170,6 +170,27 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         return guarded(() -> store.purgeExpired(now, batchSize));
     }
 
+    /**
+     * Passes the breaker by: a report runs on an operator's or a scheduler's thread, never holds a request thread,
+     * and its failure (or a store that cannot count) says nothing about whether calls can claim keys.
+     */
+    @Override
+    public List<Backlog> backlog(Instant now) {
+        return store.backlog(now);
+    }
+
+    /** Passes the breaker by, as {@link #backlog}. */
+    @Override
+    public List<IdempotencyRecord> listNeedsReview(int limit) {
+        return store.listNeedsReview(limit);
+    }
+
+    /** Passes the breaker by, as {@link #backlog}. */
+    @Override
+    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        return store.listStuck(now, limit);
+    }
+
     /** New work: refused while open; the first call after the cool-down is the trial. */
     private <R> R guarded(Supplier<R> call) {
         boolean trial = admit();

@@ -1,6 +1,7 @@
 package dev.idempotency.store;
 
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
@@ -114,4 +115,44 @@ public interface IdempotencyStore {
      * @return how many records were deleted; call again while it returns {@code batchSize}
      */
     int purgeExpired(Instant now, int batchSize);
+
+    // ---- what waits for an operator: reports and meters, never the protocol ----------------------------------------
+
+    /**
+     * Counts, per operation, the records that wait for an operator: {@code NEEDS_REVIEW} records, and
+     * {@code IN_FLIGHT} claims whose lease ended at or before {@code now} (stuck: their attempt crashed or hangs, and
+     * no retry has taken them over or marked them yet). Operations with neither are left out. Meant for reports and
+     * periodic gauges, not for every call: a store answers it from an index on the status (the JDBC store's
+     * {@code <table>_status} index), never by reading every record.
+     *
+     * <p>{@code now} is the caller's clock (the stuck test is a report, not a decision: no shared clock needed).
+     *
+     * @return one entry per operation with something waiting, sorted by operation name
+     * @throws UnsupportedOperationException if the store cannot count by status (the default)
+     */
+    default List<Backlog> backlog(Instant now) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot count records by status: implement"
+                + " IdempotencyStore.backlog, listNeedsReview and listStuck (the store TCK tests them)");
+    }
+
+    /**
+     * Up to {@code limit} {@code NEEDS_REVIEW} records, the oldest ({@code createdAt}) first: an operator's work list.
+     *
+     * @throws UnsupportedOperationException if the store cannot list by status (the default)
+     */
+    default List<IdempotencyRecord> listNeedsReview(int limit) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot list records by status: implement"
+                + " IdempotencyStore.backlog, listNeedsReview and listStuck (the store TCK tests them)");
+    }
+
+    /**
+     * Up to {@code limit} {@code IN_FLIGHT} records whose lease ended at or before {@code now}, the longest stuck (the
+     * earliest lease end) first.
+     *
+     * @throws UnsupportedOperationException if the store cannot list by status (the default)
+     */
+    default List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot list records by status: implement"
+                + " IdempotencyStore.backlog, listNeedsReview and listStuck (the store TCK tests them)");
+    }
 }

@@ -3,10 +3,13 @@ package dev.idempotency.store;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import java.nio.ByteBuffer;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -121,6 +124,42 @@ public final class InMemoryIdempotencyStore implements IdempotencyStore {
             }
         }
         return removed;
+    }
+
+    @Override
+    public List<Backlog> backlog(Instant now) {
+        Map<String, Backlog> byOperation = new TreeMap<>();
+        for (IdempotencyRecord r : records.values()) {
+            Backlog one;
+            if (r.status() == IdempotencyRecord.Status.NEEDS_REVIEW) {
+                one = new Backlog(r.operation(), 1, r.createdAt(), 0, null);
+            } else if (r.isStale(now)) {
+                one = new Backlog(r.operation(), 0, null, 1, r.leaseUntil());
+            } else {
+                continue;
+            }
+            byOperation.merge(r.operation(), one, Backlog::plus);
+        }
+        return List.copyOf(byOperation.values());
+    }
+
+    @Override
+    public List<IdempotencyRecord> listNeedsReview(int limit) {
+        return records.values().stream().filter(r -> r.status() == IdempotencyRecord.Status.NEEDS_REVIEW)
+                .sorted(Comparator.comparing(IdempotencyRecord::createdAt)).limit(positive(limit)).toList();
+    }
+
+    @Override
+    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        return records.values().stream().filter(r -> r.isStale(now))
+                .sorted(Comparator.comparing(IdempotencyRecord::leaseUntil)).limit(positive(limit)).toList();
+    }
+
+    private static int positive(int limit) {
+        if (limit <= 0) {
+            throw new IllegalArgumentException("limit must be positive, was " + limit);
+        }
+        return limit;
     }
 
     /** How many records are held, whatever their status. */

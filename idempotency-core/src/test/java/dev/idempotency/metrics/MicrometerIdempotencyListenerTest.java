@@ -82,6 +82,31 @@ class MicrometerIdempotencyListenerTest {
         assertThat(claim).isNotNull();
         assertThat(claim.count()).as("every call that claimed; not the one refused for its blank key").isEqualTo(8);
         assertThat(registry.find("idempotency.claim").timers()).hasSize(1);
+
+        // the same calls as duplicates intercepted: three replays, one refusal, one in flight; nothing else
+        assertThat(duplicates("Orders.create", "replayed")).isEqualTo(3);
+        assertThat(duplicates("Orders.create", "refused")).isEqualTo(1);
+        assertThat(duplicates("Orders.create", "in_flight")).isEqualTo(1);
+        assertThat(registry.find("idempotency.duplicates").counters()).hasSize(3);
+    }
+
+    private double duplicates(String operation, String outcome) {
+        Counter c = registry.find("idempotency.duplicates").tags("operation", operation, "outcome", outcome)
+                .counter();
+        return c == null ? 0 : c.count();
+    }
+
+    @Test
+    void eachPurgeRunIsCountedWithWhatItDeletedAndTheLastSuccessIsKept() {
+        MicrometerIdempotencyListener listener = new MicrometerIdempotencyListener(registry);
+        listener.purged(120, Instant.ofEpochSecond(1_000), null);
+        listener.purged(0, Instant.ofEpochSecond(2_000), null);
+        listener.purged(7, Instant.ofEpochSecond(3_000), new IllegalStateException("connection refused"));
+
+        assertThat(registry.get("idempotency.purge.deleted").counter().count()).isEqualTo(127);
+        assertThat(registry.get("idempotency.purge.runs").tag("result", "success").counter().count()).isEqualTo(2);
+        assertThat(registry.get("idempotency.purge.runs").tag("result", "failure").counter().count()).isEqualTo(1);
+        assertThat(registry.get("idempotency.purge.last.success").gauge().value()).isEqualTo(2_000);
     }
 
     @Test

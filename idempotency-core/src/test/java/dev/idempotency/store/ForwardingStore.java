@@ -1,5 +1,6 @@
 package dev.idempotency.store;
 
+import java.util.List;
 import java.time.Instant;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -16,6 +17,22 @@ public class ForwardingStore implements IdempotencyStore {
     @Override
     public ClaimResult claim(ClaimRequest request) {
         return delegate.claim(request);
+    }
+
+
+    @Override
+    public List<Backlog> backlog(Instant now) {
+        return delegate.backlog(now);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listNeedsReview(int limit) {
+        return delegate.listNeedsReview(limit);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        return delegate.listStuck(now, limit);
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.idempotency.Tier;
 import dev.idempotency.jdbc.JdbcDialect.LockTimeout;
 import dev.idempotency.jdbc.JdbcDialect.SerializationConflict;
 import dev.idempotency.jdbc.JdbcDialect.SqlBinder;
+import dev.idempotency.store.Backlog;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -15,9 +16,13 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -503,6 +508,70 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                 }));
     }
 
+    /**
+     * One statement through the status index ({@code <table>_status}, in every shipped script since it was added;
+     * {@code migrate-status-index-*.sql} adds it to an older table): the NEEDS_REVIEW records and the IN_FLIGHT ones
+     * whose lease ended by {@code now} (the caller's clock), grouped by operation. Joins the caller's transaction
+     * when there is one, like {@link #find}.
+     */
+    @Override
+    public List<Backlog> backlog(Instant now) {
+        Objects.requireNonNull(now, "now");
+        Resolved rs = resolve();
+        JdbcDialect d = rs.dialect();
+        return execute("backlog", () -> "records by status", false, (con, tx) -> {
+            Map<String, Backlog> byOperation = new TreeMap<>();
+            try (PreparedStatement ps = con.prepareStatement(rs.sql().backlog())) {
+                ps.setObject(1, d.timestamp(now));
+                try (ResultSet r = ps.executeQuery()) {
+                    while (r.next()) {
+                        String operation = r.getString(1);
+                        long count = r.getLong(3);
+                        Backlog one = IdempotencyRecord.Status.NEEDS_REVIEW.name().equals(r.getString(2))
+                                ? new Backlog(operation, count, d.instant(r, 4), 0, null)
+                                : new Backlog(operation, 0, null, count, d.instant(r, 5));
+                        byOperation.merge(operation, one, Backlog::plus);
+                    }
+                }
+            }
+            return List.copyOf(byOperation.values());
+        });
+    }
+
+    @Override
+    public List<IdempotencyRecord> listNeedsReview(int limit) {
+        Resolved rs = resolve();
+        return list("listNeedsReview", rs.sql().listNeedsReview(), limit, ps -> { });
+    }
+
+    @Override
+    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        Objects.requireNonNull(now, "now");
+        Resolved rs = resolve();
+        return list("listStuck", rs.sql().listStuck(), limit, ps -> ps.setObject(1, rs.dialect().timestamp(now)));
+    }
+
+    /** At most {@code limit} rows of a list (the driver stops reading there: {@code setMaxRows}). */
+    private List<IdempotencyRecord> list(String task, String sql, int limit, SqlBinder binder) {
+        if (limit <= 0) {
+            throw new IllegalArgumentException("JdbcIdempotencyStore." + task + ": limit must be positive, was "
+                    + limit);
+        }
+        return execute(task, () -> "records by status", false, (con, tx) -> {
+            List<IdempotencyRecord> found = new ArrayList<>();
+            try (PreparedStatement ps = con.prepareStatement(sql)) {
+                ps.setMaxRows(limit);
+                binder.bind(ps);
+                try (ResultSet r = ps.executeQuery()) {
+                    while (r.next() && found.size() < limit) {
+                        found.add(map(r));
+                    }
+                }
+            }
+            return List.copyOf(found);
+        });
+    }
+
     // ---- JDBC plumbing ------------------------------------------------------------------------------------------
 
     /** Work on a connection that either carries the caller's transaction or is the store's own. */
@@ -646,6 +715,29 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
     }
 
+    /**
+     * {@code name} if it is a plain SQL identifier ({@code [A-Za-z_][A-Za-z0-9_]*}, at most 63 characters), optionally
+     * {@code schema.name} where {@code qualified}: the only text any statement of this module takes from
+     * configuration, so that none can carry SQL.
+     *
+     * @param what names the setting at fault in the message
+     * @throws IllegalArgumentException if it is not
+     */
+    static String checkIdentifier(String what, String name, boolean qualified) {
+        Objects.requireNonNull(name, what);
+        String[] parts = name.split("\\.", -1);
+        boolean valid = parts.length <= (qualified ? 2 : 1);
+        for (String part : parts) {
+            valid &= IDENTIFIER.matcher(part).matches();
+        }
+        if (!valid) {
+            throw new IllegalArgumentException(what + ": '" + name + "' is not a plain SQL identifier (letters, digits"
+                    + " and '_', not starting with a digit, at most 63 characters" + (qualified
+                            ? ", optionally 'schema.table')" : ")"));
+        }
+        return name;
+    }
+
     /** Whether a plain read finds a row. */
     private static boolean exists(Connection con, String sql, SqlBinder binder) throws SQLException {
         try (PreparedStatement ps = con.prepareStatement(sql)) {
@@ -711,18 +803,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
          * @throws IllegalArgumentException if it is not a plain identifier
          */
         public Builder tableName(String tableName) {
-            Objects.requireNonNull(tableName, "tableName");
-            String[] parts = tableName.split("\\.", -1);
-            boolean valid = parts.length <= 2;
-            for (String part : parts) {
-                valid &= IDENTIFIER.matcher(part).matches();
-            }
-            if (!valid) {
-                throw new IllegalArgumentException("JdbcIdempotencyStore.Builder.tableName: '" + tableName
-                        + "' is not a plain SQL identifier (letters, digits and '_', not starting with a digit, at "
-                        + "most 63 characters, optionally 'schema.table')");
-            }
-            this.tableName = tableName;
+            this.tableName = checkIdentifier("JdbcIdempotencyStore.Builder.tableName", tableName, true);
             return this;
         }
 

@@ -43,6 +43,11 @@ import java.util.function.UnaryOperator;
  *                           bound and read after a conflict included, when the dialect has one
  *                           ({@link JdbcDialect#claimsAtOnce()}); else empty
  * @param claimAtOnceLocal   the same in the store's own short transaction; else empty
+ * @param backlog            per operation and status, the count, earliest created_at and earliest lease_until of
+ *                           the NEEDS_REVIEW records and of the IN_FLIGHT ones whose lease ended by the instant bound
+ *                           (through the status index)
+ * @param listNeedsReview    the NEEDS_REVIEW records, oldest first (the caller caps the rows)
+ * @param listStuck          the IN_FLIGHT records whose lease ended by the instant bound, earliest lease first
  */
 record Statements(
         String insert,
@@ -61,13 +66,16 @@ record Statements(
         String resolveDelete,
         String purge,
         String claimAtOnce,
-        String claimAtOnceLocal) {
+        String claimAtOnceLocal,
+        String backlog,
+        String listNeedsReview,
+        String listStuck) {
 
     /** These statements with the one-round-trip claims of a dialect ({@code {table}} in place). */
     Statements withClaimAtOnce(String inCallerTransaction, String local) {
         return new Statements(insert, select, selectLatest, takeOverLeased, takeOverUnleased, selectIfOver, complete,
                 release, markNeedsReview, markNeedsReviewIfStale, selectIfStale, renew, resolveWithResult,
-                resolveDelete, purge, inCallerTransaction, local);
+                resolveDelete, purge, inCallerTransaction, local, backlog, listNeedsReview, listStuck);
     }
 
     Statements forTable(String table) {
@@ -76,7 +84,7 @@ record Statements(
                 t.apply(takeOverUnleased), t.apply(selectIfOver), t.apply(complete), t.apply(release),
                 t.apply(markNeedsReview), t.apply(markNeedsReviewIfStale), t.apply(selectIfStale), t.apply(renew),
                 t.apply(resolveWithResult), t.apply(resolveDelete), t.apply(purge), t.apply(claimAtOnce),
-                t.apply(claimAtOnceLocal));
+                t.apply(claimAtOnceLocal), t.apply(backlog), t.apply(listNeedsReview), t.apply(listStuck));
     }
 
     /**
@@ -171,6 +179,17 @@ record Statements(
                 """),
                 d.apply(purge),
                 "",
-                "");
+                "",
+                // both halves are ranges of the (status, lease_until) index: what waits, never the completed rows
+                """
+                SELECT operation, status, COUNT(*), MIN(created_at), MIN(lease_until)
+                  FROM {table}
+                 WHERE status = 'NEEDS_REVIEW' OR (status = 'IN_FLIGHT' AND lease_until <= ?)
+                 GROUP BY operation, status
+                 ORDER BY operation, status
+                """,
+                SELECT.replace("WHERE key_hash = ?", "WHERE status = 'NEEDS_REVIEW' ORDER BY created_at, key_hash"),
+                SELECT.replace("WHERE key_hash = ?",
+                        "WHERE status = 'IN_FLIGHT' AND lease_until <= ? ORDER BY lease_until, key_hash"));
     }
 }

@@ -17,5 +17,7 @@ CREATE TABLE idempotency_record (
     created_at  DATETIME(3)  NOT NULL,
     expires_at  DATETIME(3)  NOT NULL,
     PRIMARY KEY (key_hash),
-    INDEX idempotency_record_expires_at (expires_at)
+    INDEX idempotency_record_expires_at (expires_at),
+    -- what waits for an operator (NEEDS_REVIEW records, claims stuck past their lease), counted by reports
+    INDEX idempotency_record_status (status, lease_until)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

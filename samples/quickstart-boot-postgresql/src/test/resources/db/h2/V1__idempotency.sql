@@ -14,3 +14,5 @@ CREATE TABLE idempotency_record (
     CONSTRAINT idempotency_record_pk PRIMARY KEY (key_hash)
 );
 CREATE INDEX idempotency_record_expires_at ON idempotency_record (expires_at);
+-- what waits for an operator (NEEDS_REVIEW records, claims stuck past their lease), counted by reports and gauges
+CREATE INDEX idempotency_record_status ON idempotency_record (status, lease_until);

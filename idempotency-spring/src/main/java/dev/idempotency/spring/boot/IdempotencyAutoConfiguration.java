@@ -100,18 +100,21 @@ public final class IdempotencyAutoConfiguration {
     @ConditionalOnSingleCandidate(IdempotencyStore.class)
     IdempotencyStoreFront idempotencyStoreFront(IdempotencyStore store, ObjectProvider<Clock> clock,
             IdempotencyProperties properties, ResourceLoader resourceLoader,
-            ObjectProvider<CircuitBreakerStore.Listener> circuitListeners) {
+            ObjectProvider<CircuitBreakerStore.Listener> circuitListeners, ObjectProvider<StoreLayer> shared) {
         IdempotencyStore guarded = circuitBreaker(store, properties, circuitListeners);
-        IdempotencyStore front = prefilter(guarded, properties, clock.getIfUnique(Clock::systemUTC),
+        StoreLayer layer = shared.getIfAvailable();
+        IdempotencyStore sharing = layer == null || store instanceof CaffeinePrefilter ? guarded : layer.wrap(guarded);
+        IdempotencyStore front = prefilter(sharing, properties, clock.getIfUnique(Clock::systemUTC),
                 resourceLoader.getClassLoader());
         IdempotencyProperties.Prefilter settings = properties.getPrefilter();
-        String description = (front == guarded
+        String description = (front == sharing
                 ? (store instanceof CaffeinePrefilter ? " (the application's own pre-filter)" : ", no pre-filter")
                 : " behind the pre-filter (maximum-size " + settings.getMaximumSize() + ", maximum-age "
                         + settings.getMaximumAge() + ")")
                 + (guarded == store ? "" : ", circuit breaker (failure-threshold "
                         + properties.getCircuitBreaker().getFailureThreshold() + ", open-for "
-                        + properties.getCircuitBreaker().getOpenFor() + ")");
+                        + properties.getCircuitBreaker().getOpenFor() + ")")
+                + (sharing == guarded ? "" : ", " + layer);
         return new IdempotencyStoreFront(front, store, description);
     }
 
@@ -221,6 +224,14 @@ public final class IdempotencyAutoConfiguration {
         }
     }
 
+    /**
+     * A store decorator that goes between the circuit breaker and the local pre-filter: the Redis pre-filter
+     * ({@link RedisConfiguration}). Its {@code toString} is what the startup line says of it.
+     */
+    interface StoreLayer {
+        IdempotencyStore wrap(IdempotencyStore store);
+    }
+
     /** The store the executor uses: behind the pre-filter unless it is off (see idempotency.prefilter.enabled). */
     static IdempotencyStore prefilter(IdempotencyStore store, IdempotencyProperties properties, Clock clock,
             @Nullable ClassLoader classLoader) {
@@ -327,6 +338,12 @@ public final class IdempotencyAutoConfiguration {
         MicrometerIdempotencyListener micrometerIdempotencyListener(MeterRegistry registry) {
             return new MicrometerIdempotencyListener(registry);
         }
+
+        /** The purge scheduler's runs, as the purge meters ({@code idempotency.purge.*}). */
+        @Bean
+        IdempotencyPurgeScheduler.Observer idempotencyPurgeMeters(ObjectProvider<MicrometerIdempotencyListener> meters) {
+            return (deleted, at, failure) -> meters.ifAvailable(m -> m.purged(deleted, at, failure));
+        }
     }
 
     /** Counts each outcome per operation for the idempotency report; the executor hears it as a listener. */
@@ -336,6 +353,36 @@ public final class IdempotencyAutoConfiguration {
         return new IdempotencyReport.Counts();
     }
 
+    /**
+     * The Redis pre-filter, between the circuit breaker and the local pre-filter, when idempotency-redis and Lettuce
+     * are on the class path and {@code idempotency.redis.enabled=true}. Closed with the context.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = { "dev.idempotency.redis.RedisPrefilter", "io.lettuce.core.RedisClient" })
+    @ConditionalOnBooleanProperty(name = "idempotency.redis.enabled")
+    static class RedisConfiguration {
+
+        @Bean
+        StoreLayer idempotencyRedisPrefilter(IdempotencyProperties properties, ObjectProvider<Clock> clock,
+                org.springframework.core.env.Environment environment) {
+            IdempotencyProperties.Redis redis = properties.getRedis();
+            String url = redis.getUrl() != null ? redis.getUrl()
+                    : environment.getProperty("spring.data.redis.url", "redis://localhost:6379");
+            return new RedisStoreLayer(url, redis, clock.getIfUnique(Clock::systemUTC));
+        }
+
+        /** Its counters ({@code idempotency.prefilter.redis.*}), bound by Boot to the application's registry. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "io.micrometer.core.instrument.binder.MeterBinder")
+        static class RedisMetricsConfiguration {
+
+            @Bean
+            io.micrometer.core.instrument.binder.MeterBinder idempotencyRedisPrefilterMeters(StoreLayer layer) {
+                return registry -> ((RedisStoreLayer) layer).bindTo(registry);
+            }
+        }
+    }
+
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
     static class ReportEndpointConfiguration {
@@ -343,12 +390,14 @@ public final class IdempotencyAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         IdempotencyReportEndpoint idempotencyReportEndpoint(ObjectProvider<IdempotencyAdmin> admin,
-                IdempotencyReport.Counts counts, ObjectProvider<ConfirmationGate> gate) {
+                IdempotencyReport.Counts counts, ObjectProvider<ConfirmationGate> gate, ObjectProvider<Clock> clock,
+                ObjectProvider<JsonMapper> jsonMapper) {
             // resolved when asked: the admin exists once the application has its one store
             return new IdempotencyReportEndpoint(() -> {
                 IdempotencyAdmin theAdmin = admin.getIfAvailable();
                 return theAdmin == null ? java.util.List.of() : theAdmin.operations();
-            }, counts, () -> gate.getIfAvailable() != null);
+            }, counts, () -> gate.getIfAvailable() != null, admin::getIfAvailable,
+                    clock.getIfUnique(Clock::systemUTC), jsonMapper.getIfUnique(JacksonResultCodec::defaultMapper));
         }
     }
 

@@ -46,6 +46,10 @@ public class IdempotencyProperties {
 
     private final Purge purge = new Purge();
 
+    private final Redis redis = new Redis();
+
+    private final BacklogGauges backlog = new BacklogGauges();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -96,6 +100,14 @@ public class IdempotencyProperties {
 
     public Purge getPurge() {
         return purge;
+    }
+
+    public Redis getRedis() {
+        return redis;
+    }
+
+    public BacklogGauges getBacklog() {
+        return backlog;
     }
 
     private static Duration positive(Duration value, String property) {
@@ -297,6 +309,102 @@ public class IdempotencyProperties {
                 throw new IllegalArgumentException("idempotency.purge.batch-size must be positive, was " + batchSize);
             }
             this.batchSize = batchSize;
+        }
+    }
+
+    /**
+     * The Redis pre-filter shared by every node (idempotency-redis and Lettuce on the class path): see docs/redis.md.
+     */
+    public static class Redis {
+
+        /**
+         * Whether committed outcomes are shared by every node on Redis, between the circuit breaker and the local
+         * pre-filter. Needs idempotency-redis (and Lettuce) on the class path.
+         */
+        private boolean enabled;
+
+        /**
+         * Where Redis is, as a Lettuce URI (redis://host:6379/0, rediss:// for TLS). Unset: spring.data.redis.url,
+         * else redis://localhost:6379.
+         */
+        private @Nullable String url;
+
+        /** What every Redis key of the pre-filter starts with: one prefix per store sharing a Redis. */
+        private String keyPrefix = "idempotency:";
+
+        /** The most a Redis command may cost a call; past it the store decides. */
+        private Duration commandTimeout = Duration.ofMillis(50);
+
+        /** How long Redis is left alone after a failure: calls meanwhile go to the store only. */
+        private Duration retryAfter = Duration.ofSeconds(1);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public @Nullable String getUrl() {
+            return url;
+        }
+
+        public void setUrl(@Nullable String url) {
+            this.url = url;
+        }
+
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        public Duration getCommandTimeout() {
+            return commandTimeout;
+        }
+
+        public void setCommandTimeout(Duration commandTimeout) {
+            this.commandTimeout = positive(commandTimeout, "idempotency.redis.command-timeout");
+        }
+
+        public Duration getRetryAfter() {
+            return retryAfter;
+        }
+
+        public void setRetryAfter(Duration retryAfter) {
+            this.retryAfter = positive(retryAfter, "idempotency.redis.retry-after");
+        }
+    }
+
+    /** The gauges of what waits for an operator (with Micrometer): see docs/metrics.md. */
+    public static class BacklogGauges {
+
+        /**
+         * Whether the NEEDS_REVIEW backlog and the claims stuck past their lease are gauged per operation (one
+         * indexed query of the store every interval, never one per scrape).
+         */
+        private boolean enabled = true;
+
+        /** Time between two refreshes of the backlog gauges; the first runs at startup. */
+        private Duration interval = Duration.ofMinutes(1);
+
+        public boolean isEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getInterval() {
+            return interval;
+        }
+
+        public void setInterval(Duration interval) {
+            this.interval = positive(interval, "idempotency.backlog.interval");
         }
     }
 }

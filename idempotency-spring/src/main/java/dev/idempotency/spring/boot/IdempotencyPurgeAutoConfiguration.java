@@ -28,9 +28,13 @@ public final class IdempotencyPurgeAutoConfiguration {
 
     @Bean
     IdempotencyPurgeScheduler idempotencyPurgeScheduler(IdempotencyStore store, ObjectProvider<Clock> clock,
-            ObjectProvider<TaskScheduler> scheduler, IdempotencyProperties properties) {
+            ObjectProvider<TaskScheduler> scheduler, IdempotencyProperties properties,
+            ObjectProvider<IdempotencyPurgeScheduler.Observer> observers) {
         IdempotencyProperties.Purge purge = properties.getPurge();
-        JdbcPurgeJob job = new JdbcPurgeJob(store, clock.getIfUnique(Clock::systemUTC), purge.getBatchSize());
-        return new IdempotencyPurgeScheduler(job, store.toString(), scheduler.getIfUnique(), purge.getInterval());
+        Clock theClock = clock.getIfUnique(Clock::systemUTC);
+        JdbcPurgeJob job = new JdbcPurgeJob(store, theClock, purge.getBatchSize());
+        return new IdempotencyPurgeScheduler(job, store.toString(), scheduler.getIfUnique(), purge.getInterval(),
+                theClock, (deleted, at, failure) -> observers.orderedStream()
+                        .forEach(o -> o.purged(deleted, at, failure)));
     }
 }

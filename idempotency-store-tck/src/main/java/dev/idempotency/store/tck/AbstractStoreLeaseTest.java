@@ -12,13 +12,16 @@ import dev.idempotency.Tier;
 import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.store.Backlog;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,6 +29,86 @@ import org.junit.jupiter.api.Test;
  * state; an irreversible stale claim becomes {@code NEEDS_REVIEW} until an operator resolves it.
  */
 public abstract class AbstractStoreLeaseTest extends AbstractStoreClaimTest {
+
+    /**
+     * Whether the store counts and lists records by status ({@link dev.idempotency.store.IdempotencyStore#backlog},
+     * {@code listNeedsReview}, {@code listStuck}: the operator's report and the backlog gauges). Every built-in store
+     * does; a store of yours that leaves the SPI's defaults (which throw) returns false, and its reports say so.
+     */
+    protected boolean countsByStatus() {
+        return true;
+    }
+
+    /** A claim of {@code key} of {@code operation} at {@link #now()}, with the given lease. */
+    private ClaimRequest claimOf(String operation, String key, Duration lease) {
+        ClaimRequest r = new ClaimRequest(Keys.hash(operation, "", key(key)), operation, key(key),
+                fingerprint("args"), Tier.IRREVERSIBLE, now(), now().plus(lease), now().plus(Duration.ofHours(1)),
+                Duration.ofSeconds(5));
+        assertThat(store.claim(r).isAcquired()).isTrue();
+        return r;
+    }
+
+    @Test
+    void theBacklogCountsRecordsNeedingReviewAndClaimsStuckPastTheirLeasePerOperation() {
+        Assumptions.assumeTrue(countsByStatus(), "the store does not count by status");
+        ClaimRequest review1 = claimOf("TCK.a", "review-1", Duration.ofSeconds(30));
+        store.markNeedsReview(review1.keyHash(), review1.leaseUntil());
+        clock.advance(Duration.ofSeconds(1));
+        ClaimRequest review2 = claimOf("TCK.a", "review-2", Duration.ofSeconds(30));
+        store.markNeedsReview(review2.keyHash(), review2.leaseUntil());
+        ClaimRequest stuckA = claimOf("TCK.a", "stuck", Duration.ofSeconds(10));
+        ClaimRequest stuckB1 = claimOf("TCK.b", "stuck-1", Duration.ofSeconds(5));
+        ClaimRequest stuckB2 = claimOf("TCK.b", "stuck-2", Duration.ofSeconds(8));
+        ClaimRequest live = claimOf("TCK.c", "live", Duration.ofMinutes(5));
+        ClaimRequest done = claimOf("TCK.c", "done", Duration.ofSeconds(1));
+        store.complete(done.keyHash(), done.leaseUntil(), new byte[] {1}, now().plusSeconds(1));
+        clock.advance(Duration.ofSeconds(10)); // stuck-1, stuck-2 and stuck are over; live is not; done expired
+
+        assertThat(store.backlog(now())).containsExactly(
+                new Backlog("TCK.a", 2, review1.now(), 1, stuckA.leaseUntil()),
+                new Backlog("TCK.b", 0, null, 2, stuckB1.leaseUntil()));
+        // a lease is over at its very end, not before
+        assertThat(store.backlog(stuckA.leaseUntil().minusMillis(1))).containsExactly(
+                new Backlog("TCK.a", 2, review1.now(), 0, null),
+                new Backlog("TCK.b", 0, null, 2, stuckB1.leaseUntil()));
+        assertThat(live.leaseUntil()).isAfter(now());
+    }
+
+    @Test
+    void needsReviewIsListedOldestFirstAndStuckClaimsLongestStuckFirstUpToTheLimit() {
+        Assumptions.assumeTrue(countsByStatus(), "the store does not count by status");
+        ClaimRequest[] review = new ClaimRequest[3];
+        for (int i = 0; i < 3; i++) {
+            review[i] = claimOf("TCK.a", "review-" + i, Duration.ofSeconds(30));
+            store.markNeedsReview(review[i].keyHash(), review[i].leaseUntil());
+            clock.advance(Duration.ofSeconds(1));
+        }
+        ClaimRequest later = claimOf("TCK.b", "stuck-later", Duration.ofSeconds(20));
+        ClaimRequest earlier = claimOf("TCK.a", "stuck-earlier", Duration.ofSeconds(5));
+        claimOf("TCK.a", "live", Duration.ofMinutes(5));
+        clock.advance(Duration.ofSeconds(30));
+
+        List<IdempotencyRecord> reviews = store.listNeedsReview(2);
+        assertThat(reviews).containsExactly(store.find(review[0].keyHash()).orElseThrow(),
+                store.find(review[1].keyHash()).orElseThrow());
+        assertThat(reviews).allSatisfy(r -> assertThat(r.status()).isEqualTo(Status.NEEDS_REVIEW));
+        assertThat(store.listNeedsReview(10)).hasSize(3);
+        assertThat(store.listStuck(now(), 10)).containsExactly(earlier.toInFlightRecord(), later.toInFlightRecord());
+        assertThat(store.listStuck(now(), 1)).containsExactly(earlier.toInFlightRecord());
+        assertThat(store.listStuck(earlier.leaseUntil(), 10)).containsExactly(earlier.toInFlightRecord());
+    }
+
+    @Test
+    void anEmptyStoreHasNoBacklogAndALimitMustBePositive() {
+        Assumptions.assumeTrue(countsByStatus(), "the store does not count by status");
+        assertThat(store.backlog(now())).isEmpty();
+        assertThat(store.listNeedsReview(5)).isEmpty();
+        assertThat(store.listStuck(now(), 5)).isEmpty();
+        assertThatThrownBy(() -> store.listNeedsReview(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("limit");
+        assertThatThrownBy(() -> store.listStuck(now(), -1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("limit");
+    }
 
     @Test
     void aClaimIsStaleOnceItsLeaseRanOut() {

@@ -1,0 +1,19 @@
+package dev.idempotency.jdbc;
+
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class PostgresDuplicateBusinessNumbersIT extends AbstractDuplicateBusinessNumbersTest {
+
+    @RegisterExtension
+    static final RealDatabase DATABASE = RealDatabase.postgres(2);
+
+    @Override
+    RealDatabase database() {
+        return DATABASE;
+    }
+
+    @Override
+    String timestampType() {
+        return "TIMESTAMPTZ(3)";
+    }
+}

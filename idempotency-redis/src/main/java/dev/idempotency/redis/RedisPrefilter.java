@@ -1,0 +1,652 @@
+package dev.idempotency.redis;
+
+import java.util.List;
+import dev.idempotency.store.Backlog;
+import dev.idempotency.TransactionBridge;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A pre-filter on Redis, shared by every node: it answers a claim of a key whose outcome any node has committed from
+ * Redis, with no access to the store, and passes every other call through to the store, which alone decides.
+ *
+ * <pre>{@code
+ * RedisPrefilter redis = RedisPrefilter.wrap(CircuitBreakerStore.wrap(jdbcStore).build())
+ *     .uri("redis://127.0.0.1:6379")             // or .client(aLettuceRedisClient)
+ *     .keyPrefix("orders:idempotency:")           // one prefix per store (table) sharing a Redis
+ *     .commandTimeout(Duration.ofMillis(50))      // what a slow Redis may cost a call, at most
+ *     .transactions(springTransactionBridge)
+ *     .build();
+ * IdempotencyStore store = CaffeinePrefilter.wrap(redis).transactions(springTransactionBridge).build(); // optional
+ * }</pre>
+ *
+ * <p><b>What it holds.</b> Committed {@code COMPLETED} outcomes only, each under {@code <prefix>{<hex of the key
+ * hash>}} (the hash already scopes the key by operation and tenant, as in the store) with a time to live that ends
+ * at the record's {@code expiresAt}: an outcome this node completed enters after {@link #complete} succeeds outside
+ * a transaction, or after the caller's transaction commits (seen through the {@link TransactionBridge}; never if it
+ * rolls back); a completed record read from the store by {@link #claim} or {@link #find} enters on the same terms.
+ * Values are the record as a small JSON object ({@code RecordFormat}, Jackson), never Java serialization. Writes are
+ * sent without waiting for the reply: they cost the call nothing.
+ *
+ * <p><b>What it answers.</b> A hit is {@link ClaimResult#cached(IdempotencyRecord)} (counted {@code replayed_cached});
+ * it never answers "acquired" nor an in-flight state, and a value it cannot read, of another key, or past its
+ * expiry by the executor's clock is a miss. On a miss the store decides, exactly as without a pre-filter.
+ *
+ * <p><b>When Redis is slow or down.</b> A read waits at most {@link Builder#commandTimeout} (50 ms unless set); a
+ * failure (a timeout, a refused or cut connection) is a miss, logged once per outage, and Redis is then left alone
+ * for {@link Builder#retryAfter} (1 s unless set): calls go straight to the store without paying the timeout again.
+ * Commands are rejected at once, not queued, while the connection is down. So Redis never decides and never blocks:
+ * the store does, at most one command timeout later. Outcomes already in Redis keep replaying while the store is
+ * down, as long as Redis is up.
+ *
+ * <p><b>Evictions.</b> An operator's {@link #resolve} of a completed outcome (an {@code IdempotencyAdmin.evict})
+ * first removes it from Redis and leaves a marker, until the outcome's own expiry, that keeps a copy read from the
+ * store before the eviction from being written back by any node; every node then sees the eviction at once (a
+ * {@code CaffeinePrefilter} in front of another node still holds its own copy until its {@code maximumAge}). If
+ * Redis cannot be reached, the eviction fails and changes nothing: the store is not touched, so a stale copy cannot
+ * go on replaying from Redis.
+ *
+ * <p>Thread-safe. {@link #close()} closes the connection (and the client, if this pre-filter made it).
+ */
+public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
+
+    private static final System.Logger LOG = System.getLogger(RedisPrefilter.class.getName());
+    private static final HexFormat HEX = HexFormat.of();
+    /** Own claims held at most before the ones whose lease is over are dropped (claims never completed). */
+    private static final int MAX_OWN_CLAIMS = 10_000;
+    /** How long an eviction's marker outlives the evicted outcome's expiry: nodes' clocks disagree. */
+    private static final Duration MARKER_MARGIN = Duration.ofMinutes(1);
+
+    /** Writes KEYS[1] = ARGV[1] for ARGV[3] ms unless KEYS[2] marks that very outcome (ARGV[2]) as evicted. */
+    private static final String FILL = """
+            local evicted = redis.call('GET', KEYS[2])
+            if evicted and evicted == ARGV[2] then return 0 end
+            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+            return 1
+            """;
+    /** Marks the outcome ARGV[1] of KEYS[1] evicted (KEYS[2], for ARGV[2] ms) and deletes it. */
+    private static final String EVICT = """
+            redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+            redis.call('DEL', KEYS[1])
+            return 1
+            """;
+
+    private final IdempotencyStore store;
+    private final @Nullable RedisClient ownedClient;
+    private final RedisClient client;
+    private final byte[] prefix;
+    private final String prefixText;
+    private final Duration commandTimeout;
+    private final long retryAfterNanos;
+    private final TransactionBridge transactions;
+    private final Clock clock;
+    private final LongSupplier nanoTime;
+
+    private final Object connecting = new Object();
+    private volatile @Nullable StatefulRedisConnection<byte[], byte[]> connection;
+    private volatile long quietUntil;
+    private volatile boolean quiet;
+    private final AtomicBoolean down = new AtomicBoolean();
+    private volatile boolean closed;
+    private final ConcurrentHashMap<ByteBuffer, OwnClaim> claims = new ConcurrentHashMap<>();
+
+    private final LongAdder hits = new LongAdder();
+    private final LongAdder misses = new LongAdder();
+    private final LongAdder failures = new LongAdder();
+
+    /** A claim this node holds, and whether the store wrote it in the caller's transaction. */
+    private record OwnClaim(ClaimRequest request, boolean transactional) {
+    }
+
+    private RedisPrefilter(Builder b) {
+        this.store = b.store;
+        this.commandTimeout = b.commandTimeout;
+        this.retryAfterNanos = b.retryAfter.toNanos();
+        this.transactions = b.transactions;
+        this.clock = b.clock;
+        this.nanoTime = System::nanoTime;
+        this.prefixText = b.keyPrefix;
+        this.prefix = b.keyPrefix.getBytes(StandardCharsets.UTF_8);
+        if (b.client != null) {
+            this.client = b.client;
+            this.ownedClient = null;
+        } else {
+            RedisURI uri = RedisURI.create(Objects.requireNonNull(b.uri));
+            uri.setTimeout(commandTimeout);
+            RedisClient made = RedisClient.create(uri);
+            made.setOptions(ClientOptions.builder()
+                    .autoReconnect(true)
+                    // a command sent while the connection is down fails at once instead of waiting in a queue
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                    .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout(commandTimeout)).build())
+                    .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+                    .build());
+            this.client = made;
+            this.ownedClient = made;
+        }
+    }
+
+    /** Starts a Redis pre-filter in front of {@code store}. */
+    public static Builder wrap(IdempotencyStore store) {
+        return new Builder(store);
+    }
+
+    /** The store behind this pre-filter. */
+    public IdempotencyStore delegate() {
+        return store;
+    }
+
+    /** The prefix of every Redis key this pre-filter writes. */
+    public String keyPrefix() {
+        return prefixText;
+    }
+
+    /** Claims answered from Redis since this pre-filter was built. */
+    public long hits() {
+        return hits.sum();
+    }
+
+    /** Claims Redis had no (readable, live) outcome for, and that went to the store. */
+    public long misses() {
+        return misses.sum();
+    }
+
+    /** Redis commands that failed or timed out (each a miss, or a write not made). */
+    public long failures() {
+        return failures.sum();
+    }
+
+    /** Answers a completed outcome from Redis; otherwise asks the store, and shares a completed record it answers. */
+    @Override
+    public ClaimResult claim(ClaimRequest request) {
+        IdempotencyRecord hit = read(request.keyHash());
+        if (hit != null) {
+            return ClaimResult.cached(hit);
+        }
+        ClaimResult result = store.claim(request);
+        if (result.isAcquired()) {
+            own(request, result.isTransactional());
+        } else if (result.kind() == ClaimResult.Kind.EXISTING) {
+            fillWhenCommitted(Objects.requireNonNull(result.record()));
+        }
+        return result;
+    }
+
+    @Override
+    public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
+        ClaimResult result = store.takeOver(request, observed);
+        if (result.isAcquired()) {
+            own(request, result.isTransactional());
+            if (observed.status() == IdempotencyRecord.Status.COMPLETED) {
+                delete(request.keyHash()); // the expired outcome, in case a node's clock still calls it live
+            }
+        }
+        return result;
+    }
+
+    /** Records the result; the completed record goes to Redis once it is committed. */
+    @Override
+    public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
+        boolean done = store.complete(keyHash, leaseUntil, result, expiresAt);
+        ByteBuffer id = ByteBuffer.wrap(keyHash.clone());
+        OwnClaim claim = claims.get(id);
+        if (claim != null && claim.request().leaseUntil().equals(leaseUntil)) {
+            claims.remove(id, claim);
+            if (done && claim.transactional() && !transactions.isTransactionActive()) {
+                LOG.log(System.Logger.Level.WARNING, "not sharing the outcome of " + claim.request()
+                        + " in Redis: the store joined a transaction this pre-filter cannot see; build it with the"
+                        + " executor's TransactionBridge (RedisPrefilter.wrap(store).transactions(...))");
+            } else if (done) {
+                fillWhenCommitted(claim.request().toInFlightRecord()
+                        .with(IdempotencyRecord.Status.COMPLETED, result.clone(), null, expiresAt));
+            }
+        }
+        return done;
+    }
+
+    @Override
+    public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        boolean renewed = store.renew(keyHash, leaseUntil, newLeaseUntil);
+        if (renewed) {
+            claims.computeIfPresent(ByteBuffer.wrap(keyHash.clone()), (id, c) -> c.request().leaseUntil()
+                    .equals(leaseUntil) ? new OwnClaim(c.request().withLeaseUntil(newLeaseUntil), c.transactional())
+                            : c);
+        }
+        return renewed;
+    }
+
+    @Override
+    public boolean release(byte[] keyHash, Instant leaseUntil) {
+        disown(keyHash, leaseUntil);
+        return store.release(keyHash, leaseUntil);
+    }
+
+    /** Always asks the store (an operator, or a waiting duplicate, wants the truth); shares a completed record. */
+    @Override
+    public Optional<IdempotencyRecord> find(byte[] keyHash) {
+        Optional<IdempotencyRecord> found = store.find(keyHash);
+        found.ifPresent(this::fillWhenCommitted);
+        return found;
+    }
+
+    @Override
+    public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
+        disown(keyHash, leaseUntil);
+        return store.markNeedsReview(keyHash, leaseUntil);
+    }
+
+    @Override
+    public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
+        return store.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+    }
+
+    /**
+     * An operator's decision. A completed outcome is first removed from Redis for every node (and marked, so that no
+     * node writes that outcome back), then resolved in the store; other records were never in Redis.
+     *
+     * @throws IllegalStateException if Redis cannot be reached to remove a completed outcome: nothing was changed
+     */
+    @Override
+    public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
+        if (observed.status() == IdempotencyRecord.Status.COMPLETED) {
+            evict(observed);
+        }
+        return store.resolve(observed, result, expiresAt);
+    }
+
+    /** Purges the store; Redis drops its copies by itself, at each outcome's expiry. */
+    @Override
+    public int purgeExpired(Instant now, int batchSize) {
+        return store.purgeExpired(now, batchSize);
+    }
+
+
+    @Override
+    public List<Backlog> backlog(Instant now) {
+        return store.backlog(now);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listNeedsReview(int limit) {
+        return store.listNeedsReview(limit);
+    }
+
+    @Override
+    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
+        return store.listStuck(now, limit);
+    }
+
+    /** Closes the connection to Redis, and the client if this pre-filter made it. The store is not closed. */
+    @Override
+    public void close() {
+        closed = true;
+        StatefulRedisConnection<byte[], byte[]> c = connection;
+        connection = null;
+        if (c != null) {
+            c.close();
+        }
+        if (ownedClient != null) {
+            ownedClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisPrefilter[prefix " + prefixText + ", timeout " + commandTimeout.toMillis() + " ms, in front of "
+                + store + "]";
+    }
+
+    // ---- Redis ------------------------------------------------------------------------------------------------------
+
+    /** The live completed outcome Redis holds for a key, or null (a miss, or Redis failed). */
+    private @Nullable IdempotencyRecord read(byte[] keyHash) {
+        StatefulRedisConnection<byte[], byte[]> c = connection();
+        if (c == null) {
+            misses.increment();
+            return null;
+        }
+        byte[] value;
+        try {
+            value = c.sync().get(key(keyHash));
+            succeeded();
+        } catch (RuntimeException e) {
+            failed("read", e);
+            misses.increment();
+            return null;
+        }
+        if (value == null) {
+            misses.increment();
+            return null;
+        }
+        IdempotencyRecord record;
+        try {
+            record = RecordFormat.decode(keyHash, value);
+        } catch (RuntimeException e) {
+            record = null;
+        }
+        if (record == null) {
+            LOG.log(System.Logger.Level.WARNING, "the value of Redis key " + new String(key(keyHash),
+                    StandardCharsets.UTF_8) + " is not an outcome this pre-filter wrote: ignored and deleted");
+            delete(keyHash);
+            misses.increment();
+            return null;
+        }
+        if (record.isExpired(clock.instant())) {
+            misses.increment();
+            return null;
+        }
+        hits.increment();
+        return record;
+    }
+
+    /** Shares a completed record at once when no transaction is active, or after the active one commits. */
+    private void fillWhenCommitted(IdempotencyRecord record) {
+        if (record.status() != IdempotencyRecord.Status.COMPLETED || record.result() == null) {
+            return;
+        }
+        if (!transactions.isTransactionActive()) {
+            fill(record);
+            return;
+        }
+        try {
+            transactions.afterCompletion(completion -> {
+                if (completion == TransactionBridge.Completion.COMMITTED) {
+                    fill(record);
+                }
+            });
+        } catch (RuntimeException e) {
+            // the transaction is ending (we are in its completion callbacks): not sharing is always safe
+            LOG.log(System.Logger.Level.DEBUG, "not sharing " + record + ": " + e.getMessage());
+        }
+    }
+
+    /** Writes a completed record until its expiry, unless it was evicted; does not wait for the reply. */
+    private void fill(IdempotencyRecord record) {
+        long ttl = Duration.between(clock.instant(), record.expiresAt()).toMillis();
+        if (ttl <= 0) {
+            return;
+        }
+        StatefulRedisConnection<byte[], byte[]> c = connection();
+        if (c == null) {
+            return;
+        }
+        byte[][] keys = { key(record.keyHash()), marker(record.keyHash()) };
+        try {
+            c.async().<Long>eval(FILL, ScriptOutputType.INTEGER, keys, RecordFormat.encode(record),
+                    RecordFormat.identity(record), ascii(ttl)).whenComplete((written, e) -> {
+                        if (e != null) {
+                            failed("write", e);
+                        } else {
+                            succeeded();
+                        }
+                    });
+        } catch (RuntimeException e) {
+            failed("write", e);
+        }
+    }
+
+    /** Removes a completed outcome for every node and marks it, or throws: an eviction must reach Redis. */
+    private void evict(IdempotencyRecord observed) {
+        long markFor = Math.max(0, Duration.between(clock.instant(), observed.expiresAt()).toMillis())
+                + MARKER_MARGIN.toMillis();
+        byte[][] keys = { key(observed.keyHash()), marker(observed.keyHash()) };
+        RuntimeException failure;
+        StatefulRedisConnection<byte[], byte[]> c = connect(true);
+        if (c != null) {
+            try {
+                c.sync().<Long>eval(EVICT, ScriptOutputType.INTEGER, keys, RecordFormat.identity(observed),
+                        ascii(markFor));
+                succeeded();
+                return;
+            } catch (RuntimeException e) {
+                failed("eviction", e);
+                failure = e;
+            }
+        } else {
+            failure = null;
+        }
+        throw new IllegalStateException("cannot remove operation " + observed.operation() + " key '"
+                + observed.key() + "' from the Redis pre-filter (prefix " + prefixText + "): Redis cannot be reached"
+                + (failure == null ? "" : " (" + failure.getMessage() + ")") + "; nothing was changed, so that"
+                + " its outcome does not go on replaying from Redis. Retry when Redis is back", failure);
+    }
+
+    private void delete(byte[] keyHash) {
+        StatefulRedisConnection<byte[], byte[]> c = connection();
+        if (c != null) {
+            try {
+                c.async().del(key(keyHash));
+            } catch (RuntimeException e) {
+                failed("delete", e);
+            }
+        }
+    }
+
+    /** The connection, or null while Redis is left alone after a failure. */
+    private @Nullable StatefulRedisConnection<byte[], byte[]> connection() {
+        return connect(false);
+    }
+
+    private @Nullable StatefulRedisConnection<byte[], byte[]> connect(boolean evenIfQuiet) {
+        if (!evenIfQuiet && quiet && nanoTime.getAsLong() - quietUntil < 0) {
+            return null;
+        }
+        StatefulRedisConnection<byte[], byte[]> c = connection;
+        if (c != null) {
+            return c;
+        }
+        synchronized (connecting) {
+            c = connection;
+            if (c == null) {
+                try {
+                    c = client.connect(ByteArrayCodec.INSTANCE);
+                    c.setTimeout(commandTimeout);
+                    connection = c;
+                } catch (RuntimeException e) {
+                    failed("connect", e);
+                    return null;
+                }
+            }
+            return c;
+        }
+    }
+
+    private void succeeded() {
+        quiet = false;
+        if (down.compareAndSet(true, false)) {
+            LOG.log(System.Logger.Level.INFO, "Redis pre-filter (prefix " + prefixText + ") is reachable again");
+        }
+    }
+
+    private void failed(String what, Throwable e) {
+        if (closed) {
+            return; // a write still in flight when the pre-filter was closed
+        }
+        failures.increment();
+        quietUntil = nanoTime.getAsLong() + retryAfterNanos;
+        quiet = true;
+        if (down.compareAndSet(false, true)) {
+            LOG.log(System.Logger.Level.WARNING, "Redis pre-filter (prefix " + prefixText + ") failed (" + what
+                    + ": " + e + "); the store decides every call until Redis is back (asked again every "
+                    + Duration.ofNanos(retryAfterNanos).toMillis() + " ms)");
+        }
+    }
+
+    private void own(ClaimRequest request, boolean transactional) {
+        if (claims.size() >= MAX_OWN_CLAIMS) {
+            Instant now = clock.instant();
+            claims.values().removeIf(c -> !c.request().leaseUntil().isAfter(now));
+        }
+        claims.put(ByteBuffer.wrap(request.keyHash().clone()), new OwnClaim(request, transactional));
+    }
+
+    private void disown(byte[] keyHash, Instant leaseUntil) {
+        claims.computeIfPresent(ByteBuffer.wrap(keyHash), (id, c) -> c.request().leaseUntil().equals(leaseUntil)
+                ? null : c);
+    }
+
+    /** {@code <prefix>{<hex>}}: the braces keep a key and its eviction marker in one Redis Cluster slot. */
+    byte[] key(byte[] keyHash) {
+        return concat(prefix, ("{" + HEX.formatHex(keyHash) + "}").getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private byte[] marker(byte[] keyHash) {
+        return concat(prefix, ("evicted:{" + HEX.formatHex(keyHash) + "}").getBytes(StandardCharsets.US_ASCII));
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = new byte[a.length + b.length];
+        System.arraycopy(a, 0, out, 0, a.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    private static byte[] ascii(long n) {
+        return Long.toString(n).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** Connecting may take a little longer than a command, never much: a few command timeouts, at most a second. */
+    private static Duration connectTimeout(Duration commandTimeout) {
+        Duration three = commandTimeout.multipliedBy(3);
+        return three.compareTo(Duration.ofSeconds(1)) > 0 ? Duration.ofSeconds(1) : three;
+    }
+
+    /** Builds a {@link RedisPrefilter}; {@link #build()} rejects what cannot work. */
+    public static final class Builder {
+        /** The command timeout unless set: what a slow Redis may cost a call. */
+        public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(50);
+        /** How long Redis is left alone after a failure, unless set. */
+        public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
+        /** The key prefix unless set. */
+        public static final String DEFAULT_KEY_PREFIX = "idempotency:";
+
+        private final IdempotencyStore store;
+        private @Nullable String uri;
+        private @Nullable RedisClient client;
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private Duration retryAfter = DEFAULT_RETRY_AFTER;
+        private TransactionBridge transactions = TransactionBridge.NONE;
+        private Clock clock = Clock.systemUTC();
+
+        private Builder(IdempotencyStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+        }
+
+        /**
+         * Where Redis is, as a Lettuce URI ({@code redis://host:6379/0}, {@code rediss://...} for TLS, a password
+         * as {@code redis://:secret@host}); the pre-filter makes its own client with the command timeout, commands
+         * rejected while disconnected, and closes it in {@link RedisPrefilter#close()}.
+         */
+        public Builder uri(String uri) {
+            Objects.requireNonNull(uri, "uri");
+            try {
+                RedisURI.create(uri);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("not a Redis URI for the pre-filter: '" + uri + "' ("
+                        + e.getMessage() + ")", e);
+            }
+            this.uri = uri;
+            this.client = null;
+            return this;
+        }
+
+        /**
+         * A Lettuce client of the application's to connect with (it is not closed by the pre-filter). Give it
+         * {@code ClientOptions.DisconnectedBehavior.REJECT_COMMANDS}, or calls made while Redis is down wait for the
+         * command timeout in Lettuce's queue.
+         */
+        public Builder client(RedisClient client) {
+            this.client = Objects.requireNonNull(client, "client");
+            this.uri = null;
+            return this;
+        }
+
+        /**
+         * What every Redis key of this pre-filter starts with ({@value #DEFAULT_KEY_PREFIX} unless set): give each
+         * store (each table, each application) sharing one Redis its own.
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            Objects.requireNonNull(keyPrefix, "keyPrefix");
+            if (keyPrefix.isEmpty() || keyPrefix.length() > 128 || keyPrefix.chars().anyMatch(
+                    ch -> Character.isWhitespace(ch) || Character.isISOControl(ch) || ch == '{' || ch == '}')) {
+                throw new IllegalArgumentException("keyPrefix of the Redis pre-filter must be 1 to 128 characters"
+                        + " without spaces, control characters or braces, was '" + keyPrefix + "'");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * The most a Redis command may cost a call (50 ms unless set): past it the command counts as failed and the
+         * store decides. Applies to the connection this pre-filter opens.
+         */
+        public Builder commandTimeout(Duration commandTimeout) {
+            this.commandTimeout = positive(commandTimeout, "commandTimeout");
+            return this;
+        }
+
+        /** How long Redis is left alone after a failure (1 s unless set): calls meanwhile go to the store only. */
+        public Builder retryAfter(Duration retryAfter) {
+            this.retryAfter = positive(retryAfter, "retryAfter");
+            return this;
+        }
+
+        /** The executor's transaction bridge, so that an outcome is shared only once its transaction commits. */
+        public Builder transactions(TransactionBridge transactions) {
+            this.transactions = Objects.requireNonNull(transactions, "transactions");
+            return this;
+        }
+
+        /** The executor's clock: expiries are judged and times to live computed on it. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        public RedisPrefilter build() {
+            if (uri == null && client == null) {
+                throw new IllegalStateException("the Redis pre-filter needs a Redis: set uri(...) or client(...)");
+            }
+            if (store instanceof RedisPrefilter) {
+                throw new IllegalArgumentException("the store is already wrapped in a RedisPrefilter");
+            }
+            if (store.getClass().getName().equals("dev.idempotency.cache.CaffeinePrefilter")) {
+                throw new IllegalArgumentException("a CaffeinePrefilter goes in front of the RedisPrefilter, not"
+                        + " behind it: CaffeinePrefilter.wrap(RedisPrefilter.wrap(store)...build())");
+            }
+            return new RedisPrefilter(this);
+        }
+
+        private static Duration positive(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " of the Redis pre-filter must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

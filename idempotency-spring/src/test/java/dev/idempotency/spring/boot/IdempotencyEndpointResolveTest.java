@@ -1,0 +1,158 @@
+package dev.idempotency.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyReport;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResultType;
+import dev.idempotency.Tier;
+import dev.idempotency.codec.JacksonResultCodec;
+import dev.idempotency.internal.Keys;
+import dev.idempotency.store.ClaimRequest;
+import dev.idempotency.store.IdempotencyRecord.Status;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+
+/**
+ * The actuator endpoint shows what waits for an operator as stored, and its write operation resolves a key held for
+ * review: as not executed (the next call runs) or as executed with a result (every later call replays it).
+ */
+class IdempotencyEndpointResolveTest {
+
+    private static final String INVENTORY = """
+            {"format": 1, "operations": [
+              {"operation": "Payouts.send", "class": "com.example.Payouts", "method": "send",
+               "parameterTypes": ["java.lang.String"], "returnType": "java.lang.String", "tier": "IRREVERSIBLE",
+               "key": "#id", "ttl": "7d", "compensate": null, "lockTimeout": "10s"},
+              {"operation": "Payouts.batch", "class": "com.example.Payouts", "method": "batch",
+               "parameterTypes": ["java.lang.String"], "returnType": "java.util.List<java.lang.String>",
+               "tier": "IRREVERSIBLE", "key": "#id", "ttl": "7d", "compensate": null, "lockTimeout": "10s"}]}
+            """;
+
+    private final Instant start = Instant.parse("2026-01-01T10:00:00Z");
+    private final Clock later = Clock.fixed(start.plus(Duration.ofHours(2)), ZoneOffset.UTC);
+    private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+    private final IdempotentOperation<String> send = IdempotentOperation
+            .builder("Payouts.send", Tier.IRREVERSIBLE, ResultType.of(String.class)).build();
+
+    /** An irreversible call of {@code send} that threw: its outcome is unknown, the key is held for review. */
+    private void sendFailed(String key) {
+        IdempotentExecutor executor = IdempotentExecutor.builder(store).clock(Clock.fixed(start, ZoneOffset.UTC))
+                .build();
+        try {
+            executor.execute(send, key, new Object[] {key}, () -> {
+                throw new IllegalStateException("the payout gateway timed out");
+            });
+        } catch (RuntimeException expected) {
+            // held for review
+        }
+        assertThat(store.find(Keys.hash("Payouts.send", "", key)).orElseThrow().status())
+                .isEqualTo(Status.NEEDS_REVIEW);
+    }
+
+    private void heldForReview(String operation, String key) {
+        byte[] hash = Keys.hash(operation, "", key);
+        ClaimRequest claim = new ClaimRequest(hash, operation, key, Keys.hash("args", "", key), Tier.IRREVERSIBLE,
+                start, start.plusSeconds(30), start.plusSeconds(60), Duration.ofSeconds(1));
+        store.claim(claim);
+        store.markNeedsReview(hash, claim.leaseUntil());
+    }
+
+    private IdempotencyReportEndpoint endpoint(Path dir) throws IOException {
+        Path file = dir.resolve(IdempotencyAdmin.OPERATIONS_RESOURCE);
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, INVENTORY);
+        IdempotencyAdmin admin = IdempotencyAdmin.builder(store).clock(later)
+                .classLoader(new URLClassLoader(new URL[] {dir.toUri().toURL()}, null)).build();
+        return new IdempotencyReportEndpoint(admin::operations, new IdempotencyReport.Counts(), () -> false,
+                () -> admin, later, JacksonResultCodec.defaultMapper());
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theReportShowsTheBacklogAndTheKeysWaiting(@TempDir Path dir) throws IOException {
+        heldForReview("Payouts.send", "P-1");
+        IdempotencyReportEndpoint endpoint = endpoint(dir);
+
+        Map<String, Object> json = endpoint.report();
+        List<Map<String, Object>> backlog = (List<Map<String, Object>>) json.get("backlog");
+        assertThat(backlog).singleElement().satisfies(b -> {
+            assertThat(b).containsEntry("operation", "Payouts.send").containsEntry("needsReview", 1)
+                    .containsEntry("oldestNeedsReviewAgeSeconds", 7200);
+        });
+        assertThat((List<Map<String, Object>>) json.get("needsReview")).singleElement()
+                .satisfies(e -> assertThat(e).containsEntry("key", "P-1").containsEntry("status", "NEEDS_REVIEW")
+                        .doesNotContainKey("result"));
+        assertThat(endpoint.format("markdown")).contains("| Payouts.send | 1 | 2h0m | 0 | - |");
+    }
+
+    @Test
+    void notExecutedReleasesTheKeyAndTheNextCallRuns(@TempDir Path dir) throws IOException {
+        sendFailed("P-1");
+        IdempotencyReportEndpoint endpoint = endpoint(dir);
+
+        WebEndpointResponse<Map<String, Object>> answer = endpoint.resolve("Payouts.send", "P-1", null,
+                "not-executed", null);
+
+        assertThat(answer.getStatus()).isEqualTo(200);
+        assertThat(answer.getBody()).containsEntry("resolved", true);
+        assertThat(store.find(Keys.hash("Payouts.send", "", "P-1"))).isEmpty();
+        assertThat(IdempotentExecutor.builder(store).clock(later).build()
+                .execute(send, "P-1", new Object[] {"P-1"}, () -> "sent again")).isEqualTo("sent again");
+    }
+
+    @Test
+    void executedRecordsTheResultThatEveryLaterCallReplays(@TempDir Path dir) throws IOException {
+        sendFailed("P-1");
+        IdempotencyReportEndpoint endpoint = endpoint(dir);
+
+        WebEndpointResponse<Map<String, Object>> answer = endpoint.resolve("Payouts.send", "P-1", "", "executed",
+                "\"receipt-9\"");
+
+        assertThat(answer.getStatus()).isEqualTo(200);
+        assertThat(store.find(Keys.hash("Payouts.send", "", "P-1")).orElseThrow().status())
+                .isEqualTo(Status.COMPLETED);
+        // the operator recorded the outcome: a retry with the original arguments replays it
+        assertThat(IdempotentExecutor.builder(store).clock(later).build()
+                .execute(send, "P-1", new Object[] {"P-1"}, () -> "never")).isEqualTo("receipt-9");
+    }
+
+    @Test
+    void whatCannotBeResolvedIsAnsweredWithItsStatusAndNothingChanges(@TempDir Path dir) throws IOException {
+        heldForReview("Payouts.batch", "B-1");
+        IdempotencyReportEndpoint endpoint = endpoint(dir);
+
+        assertThat(endpoint.resolve("Payouts.send", "nobody", null, "not-executed", null).getStatus())
+                .isEqualTo(404);
+        assertThat(endpoint.resolve("Payouts.batch", "B-1", null, "maybe", null).getStatus()).isEqualTo(400);
+        WebEndpointResponse<Map<String, Object>> generic = endpoint.resolve("Payouts.batch", "B-1", null,
+                "executed", "[\"a\"]");
+        assertThat(generic.getStatus()).isEqualTo(400);
+        assertThat(generic.getBody().get("problem").toString()).contains("generic");
+        assertThat(endpoint.resolve("Unknown.op", "B-1", null, "executed", "1").getStatus()).isEqualTo(400);
+        assertThat(store.find(Keys.hash("Payouts.batch", "", "B-1")).orElseThrow().status())
+                .isEqualTo(Status.NEEDS_REVIEW);
+
+        // a completed key is no unknown outcome: refused with 409
+        IdempotentExecutor.builder(store).clock(later).build().execute(send, "P-2", new Object[] {"P-2"}, () -> "ok");
+        WebEndpointResponse<Map<String, Object>> completed = endpoint.resolve("Payouts.send", "P-2", null,
+                "not-executed", null);
+        assertThat(completed.getStatus()).isEqualTo(409);
+        assertThat(completed.getBody()).containsEntry("resolved", false);
+    }
+}
