@@ -8,6 +8,7 @@ import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import dev.idempotency.IdempotencyReplayException;
 import dev.idempotency.ResultType;
+import java.lang.reflect.Type;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
@@ -212,6 +213,36 @@ class RoundTripGuaranteeTest {
         assertThat(strings.decode(strings.encode("12345", String.class), String.class)).isEqualTo("12345");
         assertThatThrownBy(() -> strings.encode("123456", String.class))
                 .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("String value length");
+    }
+
+    @Test
+    void aTokenCountLimitOfTheMapperAppliesEvenToASmallResult() {
+        JsonMapper fewTokens = JsonMapper.builder(JsonFactory.builder()
+                        .streamReadConstraints(StreamReadConstraints.builder().maxTokenCount(6).build())
+                        .build())
+                .build();
+        JacksonResultCodec own = JacksonResultCodec.using(fewTokens);
+        Type ints = new ResultType<List<Integer>>() { }.type();
+        assertThat(own.decode(own.encode(List.of(1, 2, 3, 4), ints), ints)).isEqualTo(List.of(1, 2, 3, 4));
+        // seven tokens in 11 bytes: far below every length limit, still more than the mapper reads
+        assertThatThrownBy(() -> own.encode(List.of(1, 2, 3, 4, 5), ints))
+                .isInstanceOf(IdempotencyReplayException.class)
+                .hasMessageContaining("would not replay")
+                .hasMessageContaining("Token count");
+    }
+
+    @Test
+    void aDocumentLengthLimitOfTheMapperAppliesEvenToASmallResult() {
+        JsonMapper shortDocuments = JsonMapper.builder(JsonFactory.builder()
+                        .streamReadConstraints(StreamReadConstraints.builder().maxDocumentLength(10).build())
+                        .build())
+                .build();
+        JacksonResultCodec own = JacksonResultCodec.using(shortDocuments);
+        assertThat(own.decode(own.encode("12345678", String.class), String.class)).isEqualTo("12345678");
+        assertThatThrownBy(() -> own.encode("1234567890", String.class))
+                .isInstanceOf(IdempotencyReplayException.class)
+                .hasMessageContaining("would not replay")
+                .hasMessageContaining("Document length");
     }
 
     static <T> List<T> generic() {
