@@ -162,4 +162,18 @@ class AllowListTypingTest {
         assertThatThrownBy(() -> codec.decode("[{\"type\":\"v-bike\",\"gears\":21}]".getBytes(UTF_8), vehicles))
                 .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("'v-bike'");
     }
+
+    /** Written as {@code ["Stamp", {...}]}; a row recorded before the class carried type ids has no wrapper. */
+    @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, include = JsonTypeInfo.As.WRAPPER_ARRAY, defaultImpl = Stamp.class)
+    public record Stamp(String text) {
+    }
+
+    @Test
+    void aRowWithoutItsTypeWrapperReadsAsTheAllowListedDefault() {
+        JacksonResultCodec codec = JacksonResultCodec.builder().allowSubtypes(Stamp.class).build();
+
+        assertThat(new String(codec.encode(new Stamp("a"), Stamp.class), UTF_8))
+                .isEqualTo("[\"Stamp\",{\"text\":\"a\"}]");
+        assertThat(codec.decode("{\"text\":\"b\"}".getBytes(UTF_8), Stamp.class)).isEqualTo(new Stamp("b"));
+    }
 }

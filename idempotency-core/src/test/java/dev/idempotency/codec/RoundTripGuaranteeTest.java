@@ -79,6 +79,12 @@ class RoundTripGuaranteeTest {
     public record Named(Map<String, Integer> counts) {
     }
 
+    /** A codec on a mapper that reads with these limits. */
+    private static JacksonResultCodec reading(StreamReadConstraints limits) {
+        return JacksonResultCodec.using(JsonMapper.builder(JsonFactory.builder().streamReadConstraints(limits).build())
+                .build());
+    }
+
     @Test
     void aClassTypedPropertyIsRefusedWhenTheMethodIsFirstSeenNamingTheProperty() {
         assertThatThrownBy(() -> codec.checkReplayable(Holder.class))
@@ -169,11 +175,7 @@ class RoundTripGuaranteeTest {
 
     @Test
     void nestingDeeperThanTheMapperReadsIsRefusedWhenEncoded() {
-        JsonMapper shallow = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(12).build())
-                        .build())
-                .build();
-        JacksonResultCodec own = JacksonResultCodec.using(shallow);
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxNestingDepth(12).build());
         Node node = new Node("leaf", List.of());
         for (int i = 0; i < 5; i++) {
             node = new Node("n" + i, List.of(node));   // two levels (object, array) per node
@@ -191,11 +193,7 @@ class RoundTripGuaranteeTest {
 
     @Test
     void theApplicationMappersOwnReadLimitsApplyToo() {
-        JsonMapper strict = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxNumberLength(20).build())
-                        .build())
-                .build();
-        JacksonResultCodec own = JacksonResultCodec.using(strict);
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxNumberLength(20).build());
         Big fine = new Big(new BigInteger("9".repeat(20)));
         assertThat(own.decode(own.encode(fine, Big.class), Big.class)).isEqualTo(fine);
         assertThatThrownBy(() -> own.encode(new Big(new BigInteger("9".repeat(21))), Big.class))
@@ -205,11 +203,7 @@ class RoundTripGuaranteeTest {
 
     @Test
     void aStringLimitOfTheMapperAppliesToWhatIsRecorded() {
-        JsonMapper shortStrings = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(5).build())
-                        .build())
-                .build();
-        JacksonResultCodec strings = JacksonResultCodec.using(shortStrings);
+        JacksonResultCodec strings = reading(StreamReadConstraints.builder().maxStringLength(5).build());
         assertThat(strings.decode(strings.encode("12345", String.class), String.class)).isEqualTo("12345");
         assertThatThrownBy(() -> strings.encode("123456", String.class))
                 .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("String value length");
@@ -217,11 +211,7 @@ class RoundTripGuaranteeTest {
 
     @Test
     void aTokenCountLimitOfTheMapperAppliesEvenToASmallResult() {
-        JsonMapper fewTokens = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxTokenCount(6).build())
-                        .build())
-                .build();
-        JacksonResultCodec own = JacksonResultCodec.using(fewTokens);
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxTokenCount(6).build());
         Type ints = new ResultType<List<Integer>>() { }.type();
         assertThat(own.decode(own.encode(List.of(1, 2, 3, 4), ints), ints)).isEqualTo(List.of(1, 2, 3, 4));
         // seven tokens in 11 bytes: far below every length limit, still more than the mapper reads
@@ -233,11 +223,7 @@ class RoundTripGuaranteeTest {
 
     @Test
     void aDocumentLengthLimitOfTheMapperAppliesEvenToASmallResult() {
-        JsonMapper shortDocuments = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxDocumentLength(10).build())
-                        .build())
-                .build();
-        JacksonResultCodec own = JacksonResultCodec.using(shortDocuments);
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxDocumentLength(10).build());
         assertThat(own.decode(own.encode("12345678", String.class), String.class)).isEqualTo("12345678");
         assertThatThrownBy(() -> own.encode("1234567890", String.class))
                 .isInstanceOf(IdempotencyReplayException.class)
