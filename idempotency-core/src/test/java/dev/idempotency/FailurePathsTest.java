@@ -146,24 +146,24 @@ class FailurePathsTest {
     }
 
     @Test
-    void aKeyThatCannotBeReleasedAfterARollbackIsLoggedAsStayingInFlight() {
-        IdempotentOperation<String> payout = PAYOUT;
+    void aClaimThatCannotBeSettledAfterARollbackIsLoggedAsStayingInFlight() {
         store.failMarkNeedsReview = true;
         tx.begin();
-        executor.execute(payout, "P-2", new Object[] {"P-2"}, () -> "paid");
+        executor.execute(PAYOUT, "P-2", new Object[] {"P-2"}, () -> "paid");
         tx.end(Completion.ROLLED_BACK);
 
         assertThat(log(Level.SEVERE)).singleElement().satisfies(m -> assertThat(m)
                 .contains("could not hold for review the claim of Payouts.send key 'P-2'")
                 .contains("stays in flight until its lease ends"));
-        assertThat(status(payout, "P-2")).isEqualTo(IdempotencyRecord.Status.IN_FLIGHT);
+        assertThat(status(PAYOUT, "P-2")).isEqualTo(IdempotencyRecord.Status.IN_FLIGHT);
 
-        tx.begin();
         store.failRelease = true;
+        tx.begin();
         assertThatThrownBy(() -> executor.execute(TRANSFER, "T-9", new Object[] {"T-9"}, () -> {
             throw new Declined("no funds");
         })).isInstanceOf(Declined.class);
         tx.end(Completion.ROLLED_BACK);
+
         assertThat(log(Level.SEVERE)).hasSize(2).last().satisfies(m -> assertThat(m)
                 .contains("could not release the claim of Accounts.transfer key 'T-9'"));
     }
@@ -305,46 +305,35 @@ class FailurePathsTest {
     @Test
     void withoutACircuitBreakerAnUnguardedOperationWarnsAtMostOnceAMinute() {
         store.down = true;
-        List<String> warnings = new CopyOnWriteArrayList<>();
         Runnable call = () -> executor.execute(CART, "C-3", new Object[] {"C-3"}, () -> "added", r -> { });
-        Runnable counted = () -> {
-            call.run();
-            warnings.clear();
-            warnings.addAll(log(Level.WARNING));
-        };
 
-        counted.run();
-        assertThat(warnings).singleElement().satisfies(w -> assertThat(w).startsWith("Carts.add runs UNGUARDED"));
+        call.run();
+        assertThat(log(Level.WARNING)).singleElement()
+                .satisfies(w -> assertThat(w).startsWith("Carts.add runs UNGUARDED"));
         clock.advance(Duration.ofSeconds(30));
-        counted.run();
+        call.run();
         clock.advance(Duration.ofMillis(29_999));
-        counted.run();
-        assertThat(warnings).as("within the minute").hasSize(1);
+        call.run();
+        assertThat(log(Level.WARNING)).as("within the minute").hasSize(1);
         clock.advance(Duration.ofMillis(1));
-        counted.run();
-        assertThat(warnings).as("a minute after the first warning").hasSize(2);
+        call.run();
+        assertThat(log(Level.WARNING)).as("a minute after the first warning").hasSize(2);
         clock.advance(Duration.ofSeconds(59));
-        counted.run();
-        assertThat(warnings).hasSize(2);
+        call.run();
+        assertThat(log(Level.WARNING)).hasSize(2);
         assertThat(outcomes()).containsOnly(Outcome.UNGUARDED).hasSize(5);
     }
 
     @Test
     void anUnguardedOutcomeThatCannotBeRecordedAfterCommitIsStillTheCallersResult() {
         tx.begin();
-        IdempotentOperation<String> unguardedIrreversible = IdempotentOperation
-                .builder("Payouts.queue", Tier.REVERSIBLE, ResultType.of(String.class))
-                .onStoreDown(StoreDown.PROCEED_UNGUARDED).compensated(true).build();
-        IdempotentExecutor separate = IdempotentExecutor.builder(store).clock(clock).transactions(tx)
-                .listener(events::add).build();
-        assertThat(separate.execute(unguardedIrreversible, "Q-1", new Object[] {"Q-1"}, () -> "queued", r -> { }))
-                .isEqualTo("queued");
+        assertThat(executor.execute(CART, "Q-1", new Object[] {"Q-1"}, () -> "added", r -> { })).isEqualTo("added");
         store.failComplete = true;
         tx.end(Completion.COMMITTED);
 
         assertThat(outcomes()).containsExactly(Outcome.UNGUARDED);
         assertThat(log(Level.WARNING)).singleElement()
-                .satisfies(w -> assertThat(w).startsWith("Payouts.queue runs UNGUARDED"));
+                .satisfies(w -> assertThat(w).startsWith("Carts.add runs UNGUARDED"));
     }
 
     @Test
