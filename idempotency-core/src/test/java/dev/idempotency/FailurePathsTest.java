@@ -491,6 +491,20 @@ class FailurePathsTest {
     }
 
     @Test
+    void aListenerThatThrowsIsLoggedAndTheCallAndTheOtherListenersGoOn() {
+        IdempotentExecutor listened = IdempotentExecutor.builder(store).listener(e -> {
+            throw new IllegalStateException("metrics backend down");
+        }).listener(events::add).build();
+
+        assertThat(listened.execute(ORDER, "K-8", new Object[] {"K-8"}, () -> "order")).isEqualTo("order");
+        assertThat(outcomes()).containsExactly(Outcome.EXECUTED);
+        assertThat(logged).filteredOn(r -> r.getLevel() == Level.WARNING).singleElement().satisfies(r -> {
+            assertThat(r.getMessage()).contains("failed on");
+            assertThat(r.getThrown()).hasMessage("metrics backend down");
+        });
+    }
+
+    @Test
     void oneWaiterPerKeyIsAValidCap() {
         assertThatCode(() -> IdempotentExecutor.builder(store).maxWaitersPerKey(1).build())
                 .doesNotThrowAnyException();
