@@ -208,6 +208,8 @@ class TransactionEdgesTest {
         boolean readOnly;
         boolean rollbackOnly;
         int outsideCalls;
+        /** Whether work is running outside the transaction now (what a store sees when it is called). */
+        boolean outsideNow;
 
         void begin() {
             active = true;
@@ -243,7 +245,13 @@ class TransactionEdgesTest {
         @Override
         public <T> T outside(Supplier<T> work) {
             outsideCalls++;
-            return work.get();
+            boolean was = outsideNow;
+            outsideNow = true;
+            try {
+                return work.get();
+            } finally {
+                outsideNow = was;
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import dev.idempotency.IdempotencyReplayException;
 import dev.idempotency.ResultType;
+import java.lang.reflect.Type;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +77,12 @@ class RoundTripGuaranteeTest {
     }
 
     public record Named(Map<String, Integer> counts) {
+    }
+
+    /** A codec on a mapper that reads with these limits. */
+    private static JacksonResultCodec reading(StreamReadConstraints limits) {
+        return JacksonResultCodec.using(JsonMapper.builder(JsonFactory.builder().streamReadConstraints(limits).build())
+                .build());
     }
 
     @Test
@@ -168,11 +175,7 @@ class RoundTripGuaranteeTest {
 
     @Test
     void nestingDeeperThanTheMapperReadsIsRefusedWhenEncoded() {
-        JsonMapper shallow = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(12).build())
-                        .build())
-                .build();
-        JacksonResultCodec own = JacksonResultCodec.using(shallow);
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxNestingDepth(12).build());
         Node node = new Node("leaf", List.of());
         for (int i = 0; i < 5; i++) {
             node = new Node("n" + i, List.of(node));   // two levels (object, array) per node
@@ -190,11 +193,7 @@ class RoundTripGuaranteeTest {
 
     @Test
     void theApplicationMappersOwnReadLimitsApplyToo() {
-        JsonMapper strict = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxNumberLength(20).build())
-                        .build())
-                .build();
-        JacksonResultCodec own = JacksonResultCodec.using(strict);
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxNumberLength(20).build());
         Big fine = new Big(new BigInteger("9".repeat(20)));
         assertThat(own.decode(own.encode(fine, Big.class), Big.class)).isEqualTo(fine);
         assertThatThrownBy(() -> own.encode(new Big(new BigInteger("9".repeat(21))), Big.class))
@@ -204,14 +203,32 @@ class RoundTripGuaranteeTest {
 
     @Test
     void aStringLimitOfTheMapperAppliesToWhatIsRecorded() {
-        JsonMapper shortStrings = JsonMapper.builder(JsonFactory.builder()
-                        .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(5).build())
-                        .build())
-                .build();
-        JacksonResultCodec strings = JacksonResultCodec.using(shortStrings);
+        JacksonResultCodec strings = reading(StreamReadConstraints.builder().maxStringLength(5).build());
         assertThat(strings.decode(strings.encode("12345", String.class), String.class)).isEqualTo("12345");
         assertThatThrownBy(() -> strings.encode("123456", String.class))
                 .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("String value length");
+    }
+
+    @Test
+    void aTokenCountLimitOfTheMapperAppliesEvenToASmallResult() {
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxTokenCount(6).build());
+        Type ints = new ResultType<List<Integer>>() { }.type();
+        assertThat(own.decode(own.encode(List.of(1, 2, 3, 4), ints), ints)).isEqualTo(List.of(1, 2, 3, 4));
+        // seven tokens in 11 bytes: far below every length limit, still more than the mapper reads
+        assertThatThrownBy(() -> own.encode(List.of(1, 2, 3, 4, 5), ints))
+                .isInstanceOf(IdempotencyReplayException.class)
+                .hasMessageContaining("would not replay")
+                .hasMessageContaining("Token count");
+    }
+
+    @Test
+    void aDocumentLengthLimitOfTheMapperAppliesEvenToASmallResult() {
+        JacksonResultCodec own = reading(StreamReadConstraints.builder().maxDocumentLength(10).build());
+        assertThat(own.decode(own.encode("12345678", String.class), String.class)).isEqualTo("12345678");
+        assertThatThrownBy(() -> own.encode("1234567890", String.class))
+                .isInstanceOf(IdempotencyReplayException.class)
+                .hasMessageContaining("would not replay")
+                .hasMessageContaining("Document length");
     }
 
     static <T> List<T> generic() {
