@@ -180,7 +180,7 @@ record Statements(
                 d.apply(purge),
                 "",
                 "",
-                // both halves are ranges of the (status, lease_until) index: what waits, never the completed rows
+                // both halves read the status index: what waits, never the completed rows
                 """
                 SELECT operation, status, COUNT(*), MIN(created_at), MIN(lease_until)
                   FROM {table}

@@ -21,6 +21,8 @@ CREATE TABLE idempotency_record (
     claim_token BIGINT,
     PRIMARY KEY (key_hash),
     INDEX idempotency_record_expires_at (expires_at),
-    -- what waits for an operator (NEEDS_REVIEW records, claims stuck past their lease), counted by reports
-    INDEX idempotency_record_status (status, lease_until)
+    -- what waits for an operator (NEEDS_REVIEW records, claims stuck past their lease), counted by reports; on status
+    -- alone: with lease_until in it, every lease renewal moved an index entry, and InnoDB's locks on those entries
+    -- made renewals of different keys in concurrent transactions wait for each other
+    INDEX idempotency_record_status (status)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
