@@ -60,7 +60,10 @@ public final class Fingerprints {
     /** The classes whose values {@link #canonicalJson} may write in one pass, when the mapper writes them plainly. */
     private static final Map<Class<?>, List<Object>> SCALAR_PROBES = Map.of(
             String.class, List.of("", "ORDER:k-1", "a\"b\\c/d\n\r\t\b\f\u0000\u0001\u001f\u007f\u0080 \u00e9 \u4e2d \u2028"
-                    + "\u2029 \uD83D\uDE00 </script>"),
+                    + "\u2029 \uD83D\uDE00 </script>",
+                    // lone surrogates, escaped by the writer today; if ever it failed or replaced them, strings would
+                    // take the tree, whose way is the one to keep
+                    "\uD800 \uDC00 \uDE00\uD83D x\uDBFF"),
             Integer.class, List.of(0, -1, 7, Integer.MIN_VALUE, Integer.MAX_VALUE),
             Long.class, List.of(0L, -1L, 42L, 1L + Integer.MAX_VALUE, Long.MIN_VALUE, Long.MAX_VALUE),
             Short.class, List.of((short) 0, Short.MIN_VALUE, Short.MAX_VALUE),
@@ -98,51 +101,43 @@ public final class Fingerprints {
         var limits = canonical.tokenStreamFactory().streamReadConstraints();
         boolean onePass = !limits.hasMaxDocumentLength() && !limits.hasMaxTokenCount();
         this.longestPlainString = limits.getMaxStringLength();
-        this.plainNull = onePass && probe(java.util.Arrays.asList((Object) null));
+        this.plainNull = onePass && probe(null, java.util.Arrays.asList((Object) null));
         Set<Class<?>> plain = new java.util.HashSet<>();
         for (Map.Entry<Class<?>, List<Object>> e : SCALAR_PROBES.entrySet()) {
-            if (onePass && jacksonsOwnSerializer(e.getKey()) && probe(e.getValue())) {
+            if (onePass && probe(e.getKey(), e.getValue())) {
                 plain.add(e.getKey());
             }
         }
         this.plainScalars = Set.copyOf(plain);
     }
 
-    /** Whether the canonical mapper writes {@code type} with the serializer Jackson has for it (no module's own). */
-    private boolean jacksonsOwnSerializer(Class<?> type) {
+    /**
+     * Whether the canonical mapper writes {@code values} (of {@code type}, or nulls if it is null) as the one-pass
+     * writing does: with the serializer Jackson has for the type (no module's own, which could write other values
+     * otherwise than the samples), and to the bytes of the tree, all together. Any failure says no: the tree's way of
+     * failing is then the one the caller sees.
+     */
+    private boolean probe(Class<?> type, List<Object> values) {
         try {
-            String name = canonical._serializationContext().findValueSerializer(type).getClass().getName();
-            return name.equals(switch (type.getSimpleName()) {
-                case "String" -> "tools.jackson.databind.ser.jdk.StringSerializer";
-                case "Integer" -> "tools.jackson.databind.ser.jdk.NumberSerializers$IntegerSerializer";
-                case "Long" -> "tools.jackson.databind.ser.jdk.NumberSerializers$LongSerializer";
-                case "Short" -> "tools.jackson.databind.ser.jdk.NumberSerializers$ShortSerializer";
-                case "Byte" -> "tools.jackson.databind.ser.jdk.NumberSerializers$IntLikeSerializer";
-                case "Boolean" -> "tools.jackson.databind.ser.jdk.BooleanSerializer";
-                default -> "";
-            });
+            Object[] all = values.toArray();
+            return (type == null || jacksonsOwnSerializer(type))
+                    && java.util.Arrays.equals(onePass(all, NO_POSITION), throughTree(all, NO_POSITION));
         } catch (RuntimeException e) {
             return false;
         }
     }
 
-    /** Whether the one-pass writing of {@code values} gives the bytes of the tree's, one by one and all together. */
-    private boolean probe(List<Object> values) {
-        try {
-            Object[] all = values.toArray();
-            if (!java.util.Arrays.equals(onePass(all, NO_POSITION), throughTree(all, NO_POSITION))) {
-                return false;
-            }
-            for (Object value : values) {
-                Object[] one = {value};
-                if (!java.util.Arrays.equals(onePass(one, NO_POSITION), throughTree(one, NO_POSITION))) {
-                    return false;
-                }
-            }
-            return true;
-        } catch (RuntimeException e) {
-            return false;
-        }
+    private boolean jacksonsOwnSerializer(Class<?> type) {
+        String name = canonical._serializationContext().findValueSerializer(type).getClass().getName();
+        return name.equals(switch (type.getSimpleName()) {
+            case "String" -> "tools.jackson.databind.ser.jdk.StringSerializer";
+            case "Integer" -> "tools.jackson.databind.ser.jdk.NumberSerializers$IntegerSerializer";
+            case "Long" -> "tools.jackson.databind.ser.jdk.NumberSerializers$LongSerializer";
+            case "Short" -> "tools.jackson.databind.ser.jdk.NumberSerializers$ShortSerializer";
+            case "Byte" -> "tools.jackson.databind.ser.jdk.NumberSerializers$IntLikeSerializer";
+            case "Boolean" -> "tools.jackson.databind.ser.jdk.BooleanSerializer";
+            default -> "";
+        });
     }
 
     private static final IntPredicate NO_POSITION = i -> false;
@@ -171,13 +166,6 @@ public final class Fingerprints {
      * other argument, the JSON goes through the tree.
      */
     public byte[] canonicalJson(Object[] arguments, IntPredicate ignored) {
-        if (allPlainScalars(arguments, ignored)) {
-            return onePass(arguments, ignored);
-        }
-        return throughTree(arguments, ignored);
-    }
-
-    private boolean allPlainScalars(Object[] arguments, IntPredicate ignored) {
         for (int i = 0; i < arguments.length; i++) {
             if (ignored.test(i)) {
                 continue;
@@ -185,24 +173,15 @@ public final class Fingerprints {
             Object a = arguments[i];
             if (a == null) {
                 if (!plainNull) {
-                    return false;
+                    return throughTree(arguments, ignored);
                 }
-            } else if (!plainScalars.contains(a.getClass())
-                    || a instanceof String s && (s.length() > longestPlainString || hasSurrogate(s))) {
-                // a lone surrogate fails or is replaced when written: the tree's way of failing is the one to keep
-                return false;
+            } else if (!plainScalars.contains(a.getClass())) {
+                return throughTree(arguments, ignored);
+            } else if (a instanceof String s && s.length() > longestPlainString) {
+                return throughTree(arguments, ignored); // the tree applies the read limit
             }
         }
-        return true;
-    }
-
-    private static boolean hasSurrogate(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            if (Character.isSurrogate(s.charAt(i))) {
-                return true;
-            }
-        }
-        return false;
+        return onePass(arguments, ignored);
     }
 
     private byte[] onePass(Object[] arguments, IntPredicate ignored) {
@@ -267,13 +246,7 @@ public final class Fingerprints {
         @Override
         public void serialize(Scalars value, JsonGenerator gen, SerializationContext ctxt) {
             Object[] arguments = value.arguments();
-            int kept = 0;
-            for (int i = 0; i < arguments.length; i++) {
-                if (!value.ignored().test(i)) {
-                    kept++;
-                }
-            }
-            gen.writeStartArray(value, kept);
+            gen.writeStartArray(value); // the size is a hint that JSON does not write
             for (int i = 0; i < arguments.length; i++) {
                 if (value.ignored().test(i)) {
                     continue;

@@ -54,8 +54,7 @@ public final class Keys {
         if (key.isBlank()) {
             throw new IllegalArgumentException(key.isEmpty() ? "the key is empty" : "the key is blank");
         }
-        checkCharacters(key, true);
-        if (belowCombiningMarks(key)) {
+        if (checkCharacters(key) < '\u0300') {
             // every character below U+0300 is in NFC and composes with nothing (Unicode's quick check, ICU's
             // minCompNoMaybeCP): the usual ASCII or Latin-1 key is its own NFC, at no copy; and it is not longer than
             // MAX_KEY_LENGTH checked below, since its code points are its chars
@@ -65,31 +64,29 @@ public final class Keys {
             }
             return key;
         }
+        // NFC composes and decomposes only characters that pass checkCharacters into others that do (a refused
+        // character is no composite, and no accepted character decomposes to one: KeysTest proves it for every code
+        // point), so the normalized key needs no second check
         String nfc = Normalizer.normalize(key, Normalizer.Form.NFC);
         int characters = nfc.codePointCount(0, nfc.length());
         if (characters > MAX_KEY_LENGTH) {
             throw new IllegalArgumentException("the key has " + characters + " characters, more than "
                     + MAX_KEY_LENGTH + " allowed");
         }
-        if (!nfc.equals(key)) {
-            checkCharacters(nfc, false); // indexes of the normalized key; NFC adds no refused character, but say so
-        }
         return nfc;
     }
 
-    private static boolean belowCombiningMarks(String key) {
-        for (int i = 0; i < key.length(); i++) {
-            if (key.charAt(i) >= '\u0300') {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static void checkCharacters(String key, boolean countMarks) {
+    /**
+     * Refuses the characters and runs of combining marks that {@link #normalize} names, in one pass.
+     *
+     * @return the highest code point in {@code key}
+     */
+    private static int checkCharacters(String key) {
         int run = 0;
+        int highest = 0;
         for (int i = 0; i < key.length(); ) {
             int cp = key.codePointAt(i);
+            highest = Math.max(highest, cp);
             int type = Character.getType(cp);
             String refused = refusedCharacter(cp, type);
             if (refused != null) {
@@ -98,7 +95,7 @@ public final class Keys {
             }
             if (type == Character.NON_SPACING_MARK || type == Character.COMBINING_SPACING_MARK
                     || type == Character.ENCLOSING_MARK) {
-                if (countMarks && ++run > MAX_COMBINING_RUN) {
+                if (++run > MAX_COMBINING_RUN) {
                     throw new IllegalArgumentException("the key holds more than " + MAX_COMBINING_RUN
                             + " combining marks in a row (at index " + i + "), which no text needs");
                 }
@@ -107,6 +104,7 @@ public final class Keys {
             }
             i += Character.charCount(cp);
         }
+        return highest;
     }
 
     /** What kind of refused character {@code cp} is, or null if keys may hold it. */

@@ -238,4 +238,127 @@ class FingerprintsTest {
         }
         assertThat(fingerprints.canonicalJson(call, NONE)).isEqualTo(tree);
     }
+
+    /** canonicalJson, which takes the one pass for scalars, must give the general path's bytes for every input. */
+    void assertSameAsTree(Fingerprints f, Object[]... calls) {
+        for (Object[] call : calls) {
+            assertThat(new String(f.canonicalJson(call, NONE), UTF_8)).as(java.util.Arrays.toString(call))
+                    .isEqualTo(new String(f.throughTree(call, NONE), UTF_8));
+        }
+    }
+
+    @Test
+    void everyScalarEdgeGivesTheGeneralPathsBytes() {
+        String emoji = "\uD83D\uDE00";
+        assertSameAsTree(fingerprints,
+                new Object[] {emoji, "a" + emoji + "b", emoji.repeat(1000)},
+                new Object[] {"lone \uD800 high", "\uDC00 lone low", "reversed \uDE00\uD83D", "end\uDBFF"},
+                new Object[] {"x".repeat(200_000), "\u00e9\u4e2d".repeat(50_000)},
+                new Object[] {-1, -1L, (short) -1, (byte) -1, Long.MIN_VALUE + 1, Integer.MAX_VALUE + 1L, 0L},
+                new Object[] {Boolean.TRUE, null, Boolean.FALSE, null},
+                // mixes that must take the general path: the scalars around them are written the same
+                new Object[] {"k", 1L, new BigDecimal("10.00")},
+                new Object[] {null, List.of(1, 2), "k"},
+                new Object[] {"k", Map.of("b", 1, "a", 2), 3},
+                new Object[] {1.5d, 'c', 2.5f, new java.math.BigInteger("123456789012345678901234567890")});
+        assertThat(json("k", 1L, new BigDecimal("10.00"))).isEqualTo("[\"k\",1,10.00]");
+        assertThat(json(null, List.of(1, 2), "k")).isEqualTo("[null,[1,2],\"k\"]");
+    }
+
+    /** A String serializer that trims: it writes the sample values untouched, so only its class gives it away. */
+    static final class Trimming extends tools.jackson.databind.ser.std.StdSerializer<String> {
+        Trimming() {
+            super(String.class);
+        }
+
+        @Override
+        public void serialize(String value, tools.jackson.core.JsonGenerator gen,
+                tools.jackson.databind.SerializationContext ctxt) {
+            gen.writeString(value.strip());
+        }
+    }
+
+    @Test
+    void aMapperWithItsOwnStringSerializerIsFollowedEvenWhereItAgreesWithJackson() {
+        Fingerprints f = new Fingerprints(JsonMapper.builder()
+                .addModule(new tools.jackson.databind.module.SimpleModule().addSerializer(String.class, new Trimming()))
+                .build());
+        assertThat(f.onePassClasses()).doesNotContain(String.class).contains(Long.class);
+        assertThat(new String(f.canonicalJson(new Object[] {"  K-1 ", 5L}, NONE), UTF_8)).isEqualTo("[\"K-1\",5]");
+        assertThat(f.fingerprint(new Object[] {"  K-1 ", 5L}, NONE))
+                .isEqualTo(f.fingerprint(new Object[] {"K-1", 5L}, NONE));
+    }
+
+    @Test
+    void aMapperThatWritesNumbersAsStringsIsFollowed() {
+        Fingerprints f = new Fingerprints(JsonMapper.builder()
+                .enable(tools.jackson.core.json.JsonWriteFeature.WRITE_NUMBERS_AS_STRINGS).build());
+        assertThat(f.onePassClasses()).containsExactlyInAnyOrder(String.class, Boolean.class);
+        Object[] call = {7, 8L, (short) 9, (byte) 10, true, "k"};
+        assertThat(new String(f.canonicalJson(call, NONE), UTF_8)).isEqualTo("[\"7\",\"8\",\"9\",\"10\",true,\"k\"]");
+        assertSameAsTree(f, call);
+    }
+
+    /** A mapper whose null value serializer is {@code write}. */
+    static JsonMapper writingNull(java.util.function.Consumer<tools.jackson.core.JsonGenerator> write) {
+        return JsonMapper.builder().addModule(new tools.jackson.databind.module.SimpleModule()
+                .setDefaultNullValueSerializer(new tools.jackson.databind.ser.std.StdSerializer<Object>(Object.class) {
+                    @Override
+                    public void serialize(Object value, tools.jackson.core.JsonGenerator gen,
+                            tools.jackson.databind.SerializationContext ctxt) {
+                        write.accept(gen);
+                    }
+                })).build();
+    }
+
+    @Test
+    void aMapperThatWritesNullItsOwnWayIsFollowed() {
+        Fingerprints f = new Fingerprints(writingNull(gen -> gen.writeString("")));
+        assertThat(new String(f.canonicalJson(new Object[] {"k", null}, NONE), UTF_8)).isEqualTo("[\"k\",\"\"]");
+        assertThat(new String(f.canonicalJson(new Object[] {null, 1L}, NONE), UTF_8)).isEqualTo("[\"\",1]");
+    }
+
+    @Test
+    void aMapperThatRefusesNullsRefusesThemInTheFingerprintToo() {
+        Fingerprints f = new Fingerprints(writingNull(gen -> {
+            throw new IllegalStateException("nulls are not written by this application");
+        }));
+        assertThatThrownBy(() -> f.fingerprint(new Object[] {"k", null}, NONE))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nulls are not written");
+        assertThat(new String(f.canonicalJson(new Object[] {"k", 1L}, NONE), UTF_8)).isEqualTo("[\"k\",1]");
+    }
+
+    static JsonMapper limited(tools.jackson.core.StreamReadConstraints constraints) {
+        return JsonMapper.builder(tools.jackson.core.json.JsonFactory.builder()
+                .streamReadConstraints(constraints).build()).build();
+    }
+
+    @Test
+    void theMappersDocumentAndTokenLimitsApplyToScalarArgumentsToo() {
+        for (JsonMapper mapper : List.of(
+                limited(tools.jackson.core.StreamReadConstraints.builder().maxDocumentLength(40).build()),
+                limited(tools.jackson.core.StreamReadConstraints.builder().maxTokenCount(10).build()))) {
+            Fingerprints f = new Fingerprints(mapper);
+            assertThat(f.onePassClasses()).isEmpty();
+            assertThat(new String(f.canonicalJson(new Object[] {"k", null, 1L}, NONE), UTF_8))
+                    .isEqualTo("[\"k\",null,1]");
+            Object[] nulls = new Object[20];
+            assertThatThrownBy(() -> f.fingerprint(nulls, NONE)).isInstanceOf(IllegalArgumentException.class);
+            Object[] strings = java.util.Collections.nCopies(20, "k").toArray();
+            assertThatThrownBy(() -> f.fingerprint(strings, NONE)).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
+    void aStringLongerThanTheMappersLimitIsRefusedAsTheGeneralPathRefusesIt() {
+        Fingerprints f = new Fingerprints(limited(
+                tools.jackson.core.StreamReadConstraints.builder().maxStringLength(100).build()));
+        assertThat(f.onePassClasses()).contains(String.class);
+        assertThat(new String(f.canonicalJson(new Object[] {"k".repeat(100)}, NONE), UTF_8))
+                .isEqualTo("[\"" + "k".repeat(100) + "\"]");
+        assertThatThrownBy(() -> f.fingerprint(new Object[] {"k".repeat(101)}, NONE))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fingerprint");
+        assertThatThrownBy(() -> f.fingerprint(new Object[] {1L, "k".repeat(101)}, NONE))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

@@ -3,6 +3,9 @@ package dev.idempotency.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.text.Normalizer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -179,5 +182,121 @@ class KeysTest {
         assertThat(Keys.normalize("cafe\u0301")).isEqualTo("caf\u00e9");
         assertThatThrownBy(() -> Keys.normalize("a".repeat(Keys.MAX_KEY_LENGTH + 1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("more than 1024 allowed");
+    }
+
+    /** The documented format, computed without Keys: SHA-256 over each part's 4-byte big-endian length, then UTF-8. */
+    static byte[] expectedHash(String... parts) throws Exception {
+        MessageDigest sha = MessageDigest.getInstance("SHA-256");
+        for (String part : parts) {
+            byte[] utf8 = part.getBytes(StandardCharsets.UTF_8);
+            sha.update(ByteBuffer.allocate(4).putInt(utf8.length).array());
+            sha.update(utf8);
+        }
+        return sha.digest();
+    }
+
+    @Test
+    void theHashFollowsTheDocumentedFormatSoStoredKeysStayValid() throws Exception {
+        assertThat(Keys.hash("Orders.place", "tenant-a", "K-1"))
+                .isEqualTo(expectedHash("Orders.place", "tenant-a", "K-1"));
+        assertThat(Keys.hash("Op", "", "k")).isEqualTo(expectedHash("Op", "", "k"));
+        // pinned: the same bytes on every JVM and version (a change here orphans every stored key)
+        assertThat(java.util.HexFormat.of().formatHex(Keys.hash("Orders.place", "tenant-a", "K-1")))
+                .isEqualTo("15b2d48a48c572b4e6f04c95b02a853b0d5e5ccde9f216febbf20a5b2d58ad06");
+    }
+
+    @Test
+    void partsOf256BytesAndMoreAreLengthPrefixedWithEveryByteOfTheirLength() throws Exception {
+        // within the 1,024-character limit, multi-byte characters take a key past 255 and 65,535 bytes of UTF-8
+        String latin = Keys.normalize("\u00e9".repeat(200));                       // 400 bytes
+        String cjk = Keys.normalize("\u4e2d".repeat(1024));                        // 3,072 bytes
+        String longOperation = "com.example.orders.".repeat(20) + "OrderService.place"; // 398 bytes
+        String wideScope = "tenant-\u4e2d".repeat(7000);                           // 70,000 bytes
+        assertThat(Keys.hash("Op", "", latin)).isEqualTo(expectedHash("Op", "", latin));
+        assertThat(Keys.hash(longOperation, "t", cjk)).isEqualTo(expectedHash(longOperation, "t", cjk));
+        assertThat(Keys.hash("Op", wideScope, "k")).isEqualTo(expectedHash("Op", wideScope, "k"));
+        // and past 16 MiB, where the length's highest byte is no longer zero
+        String hugeScope = "s".repeat((1 << 24) + 5);
+        assertThat(Keys.hash("Op", hugeScope, "k")).isEqualTo(expectedHash("Op", hugeScope, "k"));
+    }
+
+    @Test
+    void surrogatePairsHashAsTheirUtf8InEveryPart() throws Exception {
+        String emoji = "\ud83d\ude00";
+        assertThat(Keys.hash("Op" + emoji, "t" + emoji + "x", Keys.normalize(emoji + "k" + emoji)))
+                .isEqualTo(expectedHash("Op" + emoji, "t" + emoji + "x", emoji + "k" + emoji));
+        assertThat(Keys.hash(emoji, emoji, emoji)).isEqualTo(expectedHash(emoji, emoji, emoji));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"a\ud800", "\ud800", "\udc00a", "a\ud800b", "\ude00\ud83d", "\ud83d\ud83d\ude00"})
+    void anUnpairedSurrogateInAnyPartIsRefusedNamingThePart(String bad) {
+        assertThatThrownBy(() -> Keys.hash(bad, "t", "k"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("the operation holds an unpaired surrogate");
+        assertThatThrownBy(() -> Keys.hash("Op", bad, "k"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("the scope holds an unpaired surrogate");
+        assertThatThrownBy(() -> Keys.hash("Op", "t", bad))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("the key holds an unpaired surrogate");
+    }
+
+    @Test
+    void aRefusedCharacterIsNamedByKindCodePointAndIndex() {
+        assertThatThrownBy(() -> Keys.normalize("A-1\nINFO")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("the key holds a control character (U+000A) at index 3");
+        assertThatThrownBy(() -> Keys.normalize("\u00e9\u0085"))
+                .hasMessage("the key holds a control character (U+0085) at index 1");
+        assertThatThrownBy(() -> Keys.normalize("ab\u2028"))
+                .hasMessage("the key holds a line or paragraph separator (U+2028) at index 2");
+        assertThatThrownBy(() -> Keys.normalize("k\u2029"))
+                .hasMessage("the key holds a line or paragraph separator (U+2029) at index 1");
+        assertThatThrownBy(() -> Keys.normalize("e\u0301\u202e"))
+                .hasMessage("the key holds an invisible format character (U+202E) at index 2");
+        assertThatThrownBy(() -> Keys.normalize("\ud83d\ude00\udc00"))
+                .hasMessage("the key holds an unpaired surrogate (U+DC00) at index 2");
+    }
+
+    @Test
+    void theCombiningMarksStartAtU0300AndAKeyHoldingOneIsNormalized() {
+        // U+0300 (combining grave) is the first character that composes: e + U+0300 is one key with \u00e8
+        assertThat(Keys.normalize("e\u0300")).isEqualTo("\u00e8");
+        assertThat(Keys.normalize("K-e\u0300-\u0300")).isEqualTo("K-\u00e8-\u0300");
+        assertThat(Keys.normalize("\u00e8\u0300")).isEqualTo("\u00e8\u0300");
+        // the highest character below it stays as it is, with no copy made
+        String below = "K-\u02ff-\u00ff";
+        assertThat(Keys.normalize(below)).isSameAs(below);
+    }
+
+    /**
+     * Why a normalized key needs no second check: NFC never brings in a character that {@link Keys#normalize} refuses,
+     * since no refused character is a composite (NFC could compose it) and no accepted one decomposes to a refused one.
+     */
+    @Test
+    void normalizationNeverBringsInARefusedCharacter() {
+        for (int cp = 0; cp <= Character.MAX_CODE_POINT; cp++) {
+            if (!Character.isDefined(cp) || Character.getType(cp) == Character.SURROGATE) {
+                continue;
+            }
+            String one = Character.toString(cp);
+            String nfd = Normalizer.normalize(one, Normalizer.Form.NFD);
+            if (refusedByKeys(cp)) {
+                assertThat(nfd).as("U+%04X", cp).isEqualTo(one);
+            } else if (!nfd.equals(one)) {
+                assertThat(nfd.codePoints().filter(KeysTest::refusedByKeys)).as("U+%04X", cp).isEmpty();
+            }
+        }
+    }
+
+    static boolean refusedByKeys(int cp) {
+        int type = Character.getType(cp);
+        return Character.isISOControl(cp) || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR
+                || type == Character.FORMAT || type == Character.SURROGATE;
+    }
+
+    @Test
+    void aRefusedKeyOfExactly255UnitsEndingInALoneHighSurrogateIsEscapedWhole() {
+        String key = "a".repeat(254) + "\ud800";
+        assertThat(Keys.readable(key)).isEqualTo("a".repeat(254) + "\\uD800");
+        String fits = "b".repeat(255);
+        assertThat(Keys.readable(fits)).isSameAs(fits);
     }
 }
