@@ -239,7 +239,6 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         return removed;
     }
 
-
     @Override
     public List<Backlog> backlog(Instant now) {
         return store.backlog(now);

@@ -283,7 +283,6 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
         return store.purgeExpired(now, batchSize);
     }
 
-
     @Override
     public List<Backlog> backlog(Instant now) {
         return store.backlog(now);
