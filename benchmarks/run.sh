@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks and regenerates docs/benchmarks.md (between its generated markers) and docs/benchmarks/chart.svg.
 #
-#   benchmarks/run.sh                 # plan "short": the targets' configurations, 10 to 15 minutes on 2 cores
+#   benchmarks/run.sh                 # plan "short": the targets' configurations, 6 (quiet) to 15 minutes on 2 cores
 #   PLAN=full benchmarks/run.sh       # every combination, longer iterations (about four times as long)
 #   PLAN=large benchmarks/run.sh      # the 10,000,000-row tables, plain and hash-partitioned (not timed yet: the
 #                                     # pre-fill of four 10M-row tables is most of it, an estimated 15-20 minutes)
