@@ -1,7 +1,9 @@
 package dev.idempotency.jdbc;
 
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+@EnabledIfEnvironmentVariable(named = RealDatabase.MARIADB_URL, matches = ".+")
 class MariaDbDuplicateBusinessNumbersIT extends AbstractDuplicateBusinessNumbersTest {
 
     @RegisterExtension
