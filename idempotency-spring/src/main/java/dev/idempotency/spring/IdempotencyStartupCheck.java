@@ -51,11 +51,14 @@ import org.springframework.util.ReflectionUtils;
  *       implemented by several beans is one operation, and no clash);</li>
  *   <li>each JDBC store checks its table ({@code JdbcIdempotencyStore.verifySchema()});</li>
  *   <li>each method's descriptor is built now, through {@link IdempotentAspect#prepare}, so that the first call pays
- *       nothing (one that cannot be built is logged as a warning, and fails its first call as before);</li>
+ *       nothing; one that cannot be built (a {@code ttl} or {@code lockTimeout} that does not parse, a key expression
+ *       that does not compile, a compensation that is missing or does not fit, a result type the codec refuses) fails
+ *       the context, naming the method and the cause;</li>
  *   <li>a call of an {@code @Idempotent} method from another method of its own class, found in the byte code, is
  *       logged as a warning ({@link SelfInvocations});</li>
  * </ul>
- * and then logs, at INFO, one line of what was wired. Registered with the aspect's advisor
+ * and then logs, at INFO, one line of what was wired (the operations of other ways in, such as idempotency-web's, are
+ * counted through {@link GuardedOperations}). Registered with the aspect's advisor
  * ({@link IdempotentAdvisor#registerFor}), by {@code @EnableIdempotency} and the Spring Boot auto-configuration alike.
  */
 final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanFactoryAware {
@@ -173,7 +176,7 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                                 + "to this bean");
                     }
                 }
-                prepare(aspects, bean, userClass, method);
+                prepare(aspects, bean, userClass, method, errors);
             }
             if (!isWoven && !reachable.isEmpty()) {
                 SelfInvocations.warn(userClass, reachable); // an unreachable method is an error already
@@ -288,7 +291,7 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
 
     /** Builds the descriptor under the keys the advice will look it up by: the class's method, its interfaces'. */
     private static void prepare(Map<String, IdempotentAspectSupport> aspects, @Nullable Object bean, Class<?> userClass,
-            Method method) {
+            Method method, List<String> errors) {
         List<Method> invoked = new ArrayList<>();
         invoked.add(method);
         Class<?>[] interfaces = bean != null && Proxy.isProxyClass(bean.getClass()) ? bean.getClass().getInterfaces()
@@ -304,8 +307,8 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                 try {
                     aspect.prepare(m, userClass);
                 } catch (RuntimeException e) {
-                    LOG.warn("@Idempotent on " + IdempotentAspect.signature(method) + " cannot be applied, and its "
-                            + "first call will fail: " + e.getMessage());
+                    errors.add("@Idempotent on " + IdempotentAspect.signature(method) + " cannot be applied: "
+                            + e.getMessage());
                     return;
                 }
             }
@@ -352,7 +355,14 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
         parts.put("scope", names(bf, IdempotencyScope.class));
         parts.put("confirmation gate", names(bf, ConfirmationGate.class));
         parts.put("listeners", names(bf, IdempotencyListener.class));
-        parts.put("operations", String.valueOf(operations));
+        StringBuilder counted = new StringBuilder().append(operations);
+        for (GuardedOperations other : bf.getBeansOfType(GuardedOperations.class, false, false).values()) {
+            int count = other.guardedCount();
+            if (count > 0) {
+                counted.append(" (+").append(count).append(' ').append(other.guardedKind()).append(')');
+            }
+        }
+        parts.put("operations", counted.toString());
         parts.put("advice", aspects.values().stream().map(a -> a instanceof IdempotentAspect proxy
                         ? "proxy (order " + proxy.getOrder() + ")" : "AspectJ weaving (" + a.getClass().getSimpleName()
                                 + ")")

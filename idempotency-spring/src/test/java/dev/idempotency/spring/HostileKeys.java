@@ -5,7 +5,10 @@ import dev.idempotency.Tier;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.stereotype.Service;
 
-/** Key expressions that must be refused, or that fail: the method never runs. */
+/**
+ * Key expressions that work, and that fail at the call: the method never runs. Those refused when the method is
+ * prepared, at startup, are {@link MisconfiguredKeys}'.
+ */
 @Service
 public class HostileKeys {
 
@@ -19,21 +22,6 @@ public class HostileKeys {
         public String explode() {
             throw new IllegalStateException("exploded on purpose");
         }
-    }
-
-    @Idempotent(key = "T(java.lang.Runtime).getRuntime().availableProcessors()", tier = Tier.REVERSIBLE)
-    public String typeReference(Request request) {
-        return "ran " + runs.incrementAndGet();
-    }
-
-    @Idempotent(key = "new java.io.File('x').getName()", tier = Tier.REVERSIBLE)
-    public String constructor(Request request) {
-        return "ran " + runs.incrementAndGet();
-    }
-
-    @Idempotent(key = "@orderService.toString()", tier = Tier.REVERSIBLE)
-    public String beanReference(Request request) {
-        return "ran " + runs.incrementAndGet();
     }
 
     @Idempotent(key = "#request.getClass().getName()", tier = Tier.REVERSIBLE)
@@ -56,11 +44,6 @@ public class HostileKeys {
         return "ran " + runs.incrementAndGet();
     }
 
-    @Idempotent(key = "#requets.customerId", tier = Tier.REVERSIBLE)
-    public String misspelledParameter(Request request) {
-        return "ran " + runs.incrementAndGet();
-    }
-
     @Idempotent(key = "#request.customerId()", tier = Tier.REVERSIBLE)
     public String recordAccessor(Request request) {
         return "ran " + runs.incrementAndGet();
@@ -79,37 +62,6 @@ public class HostileKeys {
 
     @Idempotent(key = "#orderNo", tier = Tier.REVERSIBLE)
     public String numericKey(Long orderNo) {
-        return "ran " + runs.incrementAndGet();
-    }
-
-    @Idempotent(key = "#id", tier = Tier.REVERSIBLE, ttl = "forever")
-    public String badTtl(String id) {
-        return "ran " + runs.incrementAndGet();
-    }
-
-    @Idempotent(key = "#id", tier = Tier.REVERSIBLE, compensate = "undo")
-    public String missingCompensation(String id) {
-        return "ran " + runs.incrementAndGet();
-    }
-
-    public void undo(long id) {
-    }
-
-    @Idempotent(key = "#id", tier = Tier.IRREVERSIBLE, compensate = "undoIrreversible")
-    public String irreversibleCompensation(String id) {
-        return "ran " + runs.incrementAndGet();
-    }
-
-    public void undoIrreversible(String id) {
-    }
-
-    @Idempotent(key = "'unclosed", tier = Tier.REVERSIBLE)
-    public String unparsable(String id) {
-        return "ran " + runs.incrementAndGet();
-    }
-
-    @Idempotent(tier = Tier.REVERSIBLE)
-    public String noKey(String id) {
         return "ran " + runs.incrementAndGet();
     }
 }

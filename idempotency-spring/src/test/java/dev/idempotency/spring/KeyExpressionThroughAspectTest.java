@@ -2,10 +2,12 @@ package dev.idempotency.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.idempotency.IdempotencyKeyException;
 import dev.idempotency.spring.HostileKeys.Customer;
 import dev.idempotency.spring.HostileKeys.Request;
+import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
@@ -14,11 +16,16 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.context.junit.jupiter.SpringJUnitConfig;
 
 /**
- * Key expressions through the aspect: what works, what is refused, what fails. Whatever is refused or fails, the
- * method did not run and the store was not touched.
+ * Key expressions through the aspect: what works, what is refused, what fails. What can never be applied (a key
+ * expression refused when it is compiled, a bad ttl, a compensation that does not fit) fails the start, every method
+ * listed; what fails at a call fails before the method runs and before the store is touched.
  */
 @SpringJUnitConfig(InMemoryIdempotentAspectTest.Config.class)
 class KeyExpressionThroughAspectTest {
@@ -39,32 +46,57 @@ class KeyExpressionThroughAspectTest {
         return new Request("C-" + System.nanoTime(), null);
     }
 
+    /** Each method of {@link MisconfiguredKeys}, and what its line of the startup failure must say. */
     static Stream<Arguments> refused() {
         return Stream.of(
-                Arguments.of("typeReference", "T(java.lang.Runtime).getRuntime().availableProcessors()",
-                        "type references", (Function<HostileKeys, String>) h -> h.typeReference(request())),
-                Arguments.of("constructor", "new java.io.File('x').getName()", "constructors",
-                        (Function<HostileKeys, String>) h -> h.constructor(request())),
-                Arguments.of("beanReference", "@orderService.toString()", "bean references",
-                        (Function<HostileKeys, String>) h -> h.beanReference(request())),
-                Arguments.of("misspelledParameter", "#requets.customerId", "#requets is not a parameter",
-                        (Function<HostileKeys, String>) h -> h.misspelledParameter(request())),
-                Arguments.of("unparsable", "'unclosed", "does not parse",
-                        (Function<HostileKeys, String>) h -> h.unparsable("x")),
-                Arguments.of("noKey", "", "the key expression is blank",
-                        (Function<HostileKeys, String>) h -> h.noKey("x")));
+                Arguments.of("typeReference(Request)", "\"T(java.lang.Runtime).getRuntime().availableProcessors()\"",
+                        "type references"),
+                Arguments.of("constructor(Request)", "\"new java.io.File('x').getName()\"", "constructors"),
+                Arguments.of("beanReference(Request)", "\"@orderService.toString()\"", "bean references"),
+                Arguments.of("misspelledParameter(Request)", "\"#requets.customerId\"", "#requets is not a parameter"),
+                Arguments.of("unparsable(String)", "\"'unclosed\"", "does not parse"),
+                Arguments.of("noKey(String)", "\"\"", "the key expression is blank"),
+                Arguments.of("badTtl(String)", "ttl of MisconfiguredKeys.badTtl(String)", "'forever' is not a duration"),
+                Arguments.of("missingCompensation(String)", "undo(String) or undo(String, String)",
+                        "found only MisconfiguredKeys.undo(long)"),
+                Arguments.of("irreversibleCompensation(String)", "compensate = \"undoIrreversible\"",
+                        "needs tier = REVERSIBLE"));
+    }
+
+    /** The one context that holds {@link MisconfiguredKeys}: it fails to start, every method listed. */
+    @Configuration(proxyBeanMethods = false)
+    @Import({AspectTestConfiguration.class, MisconfiguredKeys.class})
+    @EnableIdempotency
+    static class Misconfigured {
+        static final RecordingStore STORE = new RecordingStore(new InMemoryIdempotencyStore());
+
+        @Bean
+        RecordingStore idempotencyStore() {
+            return STORE;
+        }
+    }
+
+    private static String startupFailure;
+
+    private static synchronized String startupFailure() {
+        if (startupFailure == null) {
+            Throwable thrown = catchThrowable(() -> new AnnotationConfigApplicationContext(Misconfigured.class).close());
+            assertThat(thrown).isInstanceOf(IllegalStateException.class)
+                    .hasMessageStartingWith("@Idempotent is misconfigured (9 problems):");
+            startupFailure = thrown.getMessage();
+        }
+        return startupFailure;
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("refused")
-    void anExpressionReachingBeyondTheArgumentsIsRefused(String method, String expression, String reason,
-            Function<HostileKeys, String> call) {
-        assertThatThrownBy(() -> call.apply(hostile))
-                .isInstanceOf(IdempotencyKeyException.class)
-                .hasMessageContaining("HostileKeys." + method + "(")
-                .hasMessageContaining("\"" + expression + "\"")
-                .hasMessageContaining(reason);
-        assertUntouched();
+    void whatCanNeverBeAppliedFailsTheStartNamingTheMethodAndTheCause(String method, String what, String reason) {
+        assertThat(startupFailure().lines())
+                .filteredOn(line -> line.startsWith(" - @Idempotent on MisconfiguredKeys." + method + " cannot be"
+                        + " applied: "))
+                .singleElement()
+                .satisfies(line -> assertThat(line).contains(what).contains(reason));
+        assertThat(Misconfigured.STORE.calls.get()).as("the store must not be touched").isZero();
     }
 
     static Stream<Arguments> failing() {
@@ -131,34 +163,6 @@ class KeyExpressionThroughAspectTest {
 
         assertThat(hostile.numericKey(orderNo)).isEqualTo(first);
         assertThat(HostileKeys.runs.get() - runsBefore).isEqualTo(1);
-    }
-
-    @Test
-    void aBadTtlIsRefusedNamingTheMethod() {
-        assertThatThrownBy(() -> hostile.badTtl("x"))
-                .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("HostileKeys.badTtl(String)")
-                .hasMessageContaining("'forever'");
-        assertUntouched();
-    }
-
-    @Test
-    void aCompensationThatDoesNotFitIsRefusedNamingBothMethods() {
-        assertThatThrownBy(() -> hostile.missingCompensation("x"))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("HostileKeys.missingCompensation(String)")
-                .hasMessageContaining("undo(String) or undo(String, String)")
-                .hasMessageContaining("found only HostileKeys.undo(long)");
-        assertUntouched();
-    }
-
-    @Test
-    void aCompensationOnAnIrreversibleMethodIsRefused() {
-        assertThatThrownBy(() -> hostile.irreversibleCompensation("x"))
-                .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("HostileKeys.irreversibleCompensation(String)")
-                .hasMessageContaining("REVERSIBLE");
-        assertUntouched();
     }
 
     private void assertUntouched() {

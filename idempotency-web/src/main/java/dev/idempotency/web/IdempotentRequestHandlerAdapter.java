@@ -12,6 +12,7 @@ import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.ResultType;
 import dev.idempotency.Tier;
+import dev.idempotency.spring.GuardedOperations;
 import dev.idempotency.web.internal.RecordedResponse;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
@@ -105,7 +106,7 @@ import tools.jackson.databind.json.JsonMapper;
  * <p>Build one with {@link #builder}; Spring Boot registers one ({@code idempotency.web.*}).
  */
 public final class IdempotentRequestHandlerAdapter
-        implements HandlerAdapter, Ordered, BeanFactoryAware, SmartInitializingSingleton {
+        implements HandlerAdapter, Ordered, BeanFactoryAware, SmartInitializingSingleton, GuardedOperations {
 
     /** The key space of every annotated method that names none. */
     public static final String DEFAULT_OPERATION = "http";
@@ -177,26 +178,46 @@ public final class IdempotentRequestHandlerAdapter
      */
     @Override
     public void afterSingletonsInstantiated() {
-        if (!(beanFactory instanceof ListableBeanFactory beans)) {
-            return;
-        }
         List<String> problems = new ArrayList<>();
-        for (RequestMappingHandlerMapping mapping : beans.getBeansOfType(RequestMappingHandlerMapping.class, false, false)
-                .values()) {
-            for (HandlerMethod method : mapping.getHandlerMethods().values()) {
-                if (method.hasMethodAnnotation(IdempotentRequest.class)) {
-                    try {
-                        handling(method).transaction(this);
-                    } catch (RuntimeException e) {
-                        problems.add(e.getMessage());
-                    }
-                }
+        for (HandlerMethod method : idempotentHandlers()) {
+            try {
+                handling(method).transaction(this);
+            } catch (RuntimeException e) {
+                problems.add(e.getMessage());
             }
         }
         if (!problems.isEmpty()) {
             throw new IllegalStateException("@IdempotentRequest cannot be applied:\n  - "
                     + String.join("\n  - ", problems));
         }
+    }
+
+    /** {@code HTTP}, for the startup line of idempotency-spring. */
+    @Override
+    public String guardedKind() {
+        return "HTTP";
+    }
+
+    /** How many handler methods of the context's request mappings carry {@link IdempotentRequest}. */
+    @Override
+    public int guardedCount() {
+        return (int) idempotentHandlers().stream().map(HandlerMethod::getMethod).distinct().count();
+    }
+
+    /** The handler methods of the context's request mappings that carry {@link IdempotentRequest}. */
+    private List<HandlerMethod> idempotentHandlers() {
+        List<HandlerMethod> methods = new ArrayList<>();
+        if (beanFactory instanceof ListableBeanFactory beans) {
+            for (RequestMappingHandlerMapping mapping
+                    : beans.getBeansOfType(RequestMappingHandlerMapping.class, false, false).values()) {
+                for (HandlerMethod method : mapping.getHandlerMethods().values()) {
+                    if (method.hasMethodAnnotation(IdempotentRequest.class)) {
+                        methods.add(method);
+                    }
+                }
+            }
+        }
+        return methods;
     }
 
     @Override
