@@ -21,6 +21,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.RunResult;
@@ -71,8 +78,8 @@ public final class BenchmarkRunner {
                 steps.stream().mapToInt(Step::expected).sum(), plan.settings().describe());
 
         Map<Database, Set<Integer>> prefills = new LinkedHashMap<>();
-        Map<Database, Set<Guard>> guards = new LinkedHashMap<>();
-        collectTables(steps, prefills, guards);
+        Map<Database, Set<Table>> tables = new LinkedHashMap<>();
+        collectTables(steps, prefills, tables);
         Map<String, Object> facts = new LinkedHashMap<>();
         facts.put("load_average_before", loadAverage());
         Thread dropper = new Thread(() -> drop(run, prefills));
@@ -80,7 +87,7 @@ public final class BenchmarkRunner {
         List<RunResult> results = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         try {
-            prepare(run, prefills, guards, facts);
+            prepare(run, tables, facts);
             for (Step step : steps) {
                 long t0 = System.nanoTime();
                 Collection<RunResult> r = run(step, step.settings(plan.settings()), run, profiler, costs);
@@ -141,8 +148,9 @@ public final class BenchmarkRunner {
         return new Runner(o.build()).run();
     }
 
+    /** The (guard, pre-fill) tables each database needs: those the steps measure, not every guard at every size. */
     private static void collectTables(List<Step> steps, Map<Database, Set<Integer>> prefills,
-            Map<Database, Set<Guard>> guards) {
+            Map<Database, Set<Table>> tables) {
         for (Step step : steps) {
             String[] dbs = step.params().get("db");
             if (dbs == null) {
@@ -151,51 +159,80 @@ public final class BenchmarkRunner {
             for (String d : dbs) {
                 Database db = Database.of(d);
                 for (String g : step.params().get("guard")) {
-                    guards.computeIfAbsent(db, k -> new LinkedHashSet<>()).add(Guard.valueOf(g.toUpperCase(Locale.ROOT)));
-                }
-                for (String p : step.params().get("prefill")) {
-                    prefills.computeIfAbsent(db, k -> new LinkedHashSet<>()).add(Integer.parseInt(p));
+                    for (String p : step.params().get("prefill")) {
+                        tables.computeIfAbsent(db, k -> new TreeSet<>())
+                                .add(new Table(Guard.valueOf(g.toUpperCase(Locale.ROOT)), Integer.parseInt(p)));
+                        prefills.computeIfAbsent(db, k -> new LinkedHashSet<>()).add(Integer.parseInt(p));
+                    }
                 }
             }
         }
         // the path benchmarks' PostgreSQL tables are their own (small, made per trial); nothing to pre-fill
     }
 
-    /** Creates every table of the run and builds each pre-fill once, timed, before anything is measured. */
-    private static void prepare(String run, Map<Database, Set<Integer>> prefills, Map<Database, Set<Guard>> guards,
-            Map<String, Object> facts) {
-        Map<String, Object> versions = new LinkedHashMap<>();
-        Map<String, Object> prefillSeconds = new LinkedHashMap<>();
-        for (Database db : new Database[] {Database.POSTGRESQL, Database.MARIADB}) {
-            try (HikariDataSource ds = db.pool(2)) {
-                versions.put(db.name().toLowerCase(Locale.ROOT), version(ds));
-                if (!guards.containsKey(db)) {
-                    continue;
-                }
-                GuardTables tables = new GuardTables(db, ds, run);
-                tables.ensureOrders();
-                for (Guard g : guards.get(db)) {
-                    for (int p : prefills.get(db)) {
-                        long t0 = System.nanoTime();
-                        tables.ensure(g, p);
-                        if (p > 0 && g != Guard.A) {
-                            double secs = (System.nanoTime() - t0) / 1e9;
-                            prefillSeconds.put(db.name().toLowerCase(Locale.ROOT) + " " + g + " " + p,
-                                    Math.round(secs * 10) / 10.0);
-                            System.out.printf("pre-filled %s %s with %,d rows in %.1f s%n", db, tables.table(g, p),
-                                    p, secs);
-                        }
-                    }
-                }
-            } catch (RuntimeException e) {
-                if (guards.containsKey(db)) {
-                    throw e;
-                }
-                versions.put(db.name().toLowerCase(Locale.ROOT), "unreachable: " + e.getMessage());
-            }
+    /** One guard table of the run; in the order they are made: by size, then guard ((b) before (p), copied from it). */
+    private record Table(Guard guard, int prefill) implements Comparable<Table> {
+        @Override
+        public int compareTo(Table o) {
+            return prefill != o.prefill ? Integer.compare(prefill, o.prefill) : guard.compareTo(o.guard);
         }
-        facts.put("databases", versions);
-        facts.put("prefill_seconds", prefillSeconds);
+    }
+
+    /**
+     * Creates every table of the run and builds each pre-fill once, timed, before anything is measured. The two
+     * databases are prepared at the same time, each on its own thread: a pre-fill is one statement, mostly one server
+     * process's work, so the other core does the other database's.
+     */
+    private static void prepare(String run, Map<Database, Set<Table>> tablesOf, Map<String, Object> facts)
+            throws InterruptedException {
+        Map<String, Object> versions = new ConcurrentHashMap<>();
+        Map<String, Object> prefillSeconds = new ConcurrentHashMap<>();
+        ExecutorService workers = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (Database db : new Database[] {Database.POSTGRESQL, Database.MARIADB}) {
+                done.add(workers.submit(() -> prepare(run, db, tablesOf.get(db), versions, prefillSeconds)));
+            }
+            for (Future<?> f : done) {
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    throw e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                }
+            }
+        } finally {
+            workers.shutdownNow();
+        }
+        facts.put("databases", new TreeMap<>(versions));
+        facts.put("prefill_seconds", new TreeMap<>(prefillSeconds));
+    }
+
+    private static void prepare(String run, Database db, Set<Table> needed, Map<String, Object> versions,
+            Map<String, Object> prefillSeconds) {
+        String name = db.name().toLowerCase(Locale.ROOT);
+        try (HikariDataSource ds = db.pool(2)) {
+            versions.put(name, version(ds));
+            if (needed == null) {
+                return;
+            }
+            GuardTables tables = new GuardTables(db, ds, run);
+            tables.ensureOrders();
+            for (Table t : needed) {
+                long t0 = System.nanoTime();
+                tables.ensure(t.guard(), t.prefill());
+                if (t.prefill() > 0 && t.guard() != Guard.A) {
+                    double secs = (System.nanoTime() - t0) / 1e9;
+                    prefillSeconds.put(name + " " + t.guard() + " " + t.prefill(), Math.round(secs * 10) / 10.0);
+                    System.out.printf("pre-filled %s %s with %,d rows in %.1f s%n", db,
+                            tables.table(t.guard(), t.prefill()), t.prefill(), secs);
+                }
+            }
+        } catch (RuntimeException e) {
+            if (needed != null) {
+                throw e;
+            }
+            versions.put(name, "unreachable: " + e.getMessage());
+        }
     }
 
     /** The 1, 5 and 15 minute load averages: other work on the machine shows here. */

@@ -14,13 +14,6 @@ final class OurSchema {
     /** The readable key: what a trial's reset keeps or deletes by. */
     static final String KEY_COLUMN = "idem_key";
 
-    /**
-     * Hashes are uniformly random: inserted in that order, a million rows take InnoDB 110 s (random pages of a primary
-     * key larger than its buffer pool); sorted first, 20 s. Only the pre-fill is sorted: the benchmark's own claims
-     * arrive in random hash order, as users' do. (PostgreSQL takes 11 s unsorted, longer with the sort.)
-     */
-    private static final String IN_KEY_ORDER = " ORDER BY 1";
-
     private OurSchema() {
     }
 
@@ -49,23 +42,35 @@ final class OurSchema {
     }
 
     /**
-     * Completed outcomes for keys {@code prefill-N}: hashes computed by the database (their value does not matter,
-     * only that they are 32 distinct bytes, as SHA-256 gives), a JSON receipt as the result, a week to live.
+     * Completed outcomes for keys {@code prefill-1 .. prefill-n}, as the benchmark's own calls leave them: the hash is
+     * SHA-256 of the key (32 bytes spread uniformly over the key space, as the store's SHA-256 of operation, scope and
+     * key is), the fingerprint 32 bytes too, a JSON receipt as the result, created over the {@code n} rows' last day and
+     * kept for the store's default time to live (24 hours) from then: every row alive, their expiry times spread over
+     * the coming day, not one value repeated (which an index would deduplicate to nothing).
      */
-    static String prefill(Database db, String table, String series) {
+    static String prefill(Database db, String table, String series, int n) {
         String key = "CONCAT('" + GuardTables.PREFILL_PREFIX + "', n)";
         String json = "CONCAT('{\"orderId\":', n, ',\"orderNo\":\"" + GuardTables.PREFILL_PREFIX + "', n,"
                 + " '\",\"customer\":\"prefill\",\"amountCents\":1000}')";
         String columns = " (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,"
                 + " expires_at) ";
         if (db == Database.MARIADB) {
+            String created = "UTC_TIMESTAMP(3) - INTERVAL ((" + n + " - n) * 86400000 DIV " + n + ") * 1000 MICROSECOND";
             return "INSERT INTO " + table + columns + "SELECT UNHEX(SHA2(" + key + ", 256)), 'Ours.placeOrder', "
                     + key + ", UNHEX(SHA2(CONCAT('fp-', n), 256)), 'REVERSIBLE', 'COMPLETED', CAST(" + json
-                    + " AS BINARY), NULL, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 7 DAY FROM " + series
-                    + IN_KEY_ORDER;
+                    + " AS BINARY), NULL, " + created + ", " + created + " + INTERVAL 1 DAY FROM " + series;
         }
+        String created = "date_trunc('milliseconds', CURRENT_TIMESTAMP - (" + n + " - n) * (INTERVAL '1 day' / " + n
+                + "))";
         return "INSERT INTO " + table + columns + "SELECT sha256(convert_to(" + key + ", 'UTF8')), 'Ours.placeOrder', "
                 + key + ", sha256(convert_to(CONCAT('fp-', n), 'UTF8')), 'REVERSIBLE', 'COMPLETED', convert_to("
-                + json + ", 'UTF8'), NULL, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP + INTERVAL '7 days' FROM " + series;
+                + json + ", 'UTF8'), NULL, " + created + ", " + created + " + INTERVAL '1 day' FROM " + series;
+    }
+
+    /** A predicate true of the pre-filled row of key {@code prefill-n} only, by the primary key. */
+    static String prefilledKey(Database db, int n) {
+        String key = "'" + GuardTables.PREFILL_PREFIX + n + "'";
+        return db == Database.MARIADB ? "key_hash = UNHEX(SHA2(" + key + ", 256))"
+                : "key_hash = sha256(convert_to(" + key + ", 'UTF8'))";
     }
 }
