@@ -37,30 +37,48 @@ final class PostgresDialect extends JdbcDialect {
     // insert itself fail (40001), never this read
     private static final String READ = "SELECT " + COLUMNS + " FROM {table} WHERE key_hash = ?";
 
+    // The claim's insert, with our lock_timeout set by the insert itself: a VALUES expression is evaluated before the
+    // insert looks for a conflicting row, so before any wait, and set_config takes effect at once. The key hash is
+    // given through it (the first parameter is ours, then the insert's eight), which spares a statement of its own.
+    private static final String INSERT_IN_OUR_TIME = INSERT.replace("VALUES (?,", """
+            VALUES (CASE WHEN set_config('lock_timeout', ?, true) IS NOT NULL THEN ? END,""");
+
+    // The same, first saving the caller's lock_timeout in a transaction-local setting of our own (nested, so that it
+    // runs before ours is set).
+    private static final String INSERT_IN_OUR_TIME_SAVING = INSERT.replace("VALUES (?,", """
+            VALUES (CASE WHEN set_config('lock_timeout',
+                                         CASE WHEN set_config('idempotency.lock_timeout',
+                                                              current_setting('lock_timeout'), true) IS NOT NULL
+                                              THEN ? END,
+                                         true) IS NOT NULL
+                         THEN ? END,""");
+
+    // The read that puts the caller's lock_timeout back: one row whether or not the key has one (a LEFT JOIN from a
+    // one-row relation), so the setting is always restored; the row's columns are NULL when there is none.
+    private static final String READ_RESTORING = "SELECT " + COLUMNS
+            + ", set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true)"
+            + " FROM (SELECT 1 AS one) one LEFT JOIN {table} ON key_hash = ?";
+
     // The claim of a new key in the caller's transaction, one constant text prepared once and sent in one round trip
-    // (pgjdbc sends the statements of one execute with a single Sync): a savepoint; the caller's lock_timeout saved
-    // in a transaction-local setting of our own and ours set; the insert; the read; the caller's lock_timeout put
-    // back; the savepoint released. When a statement fails (a lock timeout, a serialization failure, a deadlock) the
-    // server skips the rest, and ROLLBACK TO SAVEPOINT undoes the insert and both settings.
+    // (pgjdbc sends the statements of one execute with a single Sync), four statements: a savepoint; the insert,
+    // which saves the caller's lock_timeout and sets ours; the read, which puts the caller's back; the savepoint
+    // released. When a statement fails (a lock timeout, a serialization failure, a deadlock) the server skips the
+    // rest, and ROLLBACK TO SAVEPOINT undoes the insert and both settings.
     // Parameters: our lock_timeout ('<n>ms'), the insert's eight, the key hash.
     private static final String CLAIM_AT_ONCE = String.join(";\n",
             "SAVEPOINT idempotency_claim",
-            "SELECT set_config('idempotency.lock_timeout', current_setting('lock_timeout'), true), "
-                    + "set_config('lock_timeout', ?, true)",
-            INSERT,
-            READ,
-            "SELECT set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true)",
+            INSERT_IN_OUR_TIME_SAVING,
+            READ_RESTORING,
             "RELEASE SAVEPOINT idempotency_claim");
-    private static final int AT_ONCE_RESULTS = 6;
-    private static final int AT_ONCE_INSERT = 2;
+    private static final int AT_ONCE_RESULTS = 4;
+    private static final int AT_ONCE_INSERT = 1;
 
     // the same in the store's own short transaction: nothing to save or put back, its end resets lock_timeout
     private static final String CLAIM_AT_ONCE_LOCAL = String.join(";\n",
-            "SELECT set_config('lock_timeout', ?, true)",
-            INSERT,
+            INSERT_IN_OUR_TIME,
             READ);
-    private static final int AT_ONCE_LOCAL_RESULTS = 3;
-    private static final int AT_ONCE_LOCAL_INSERT = 1;
+    private static final int AT_ONCE_LOCAL_RESULTS = 2;
+    private static final int AT_ONCE_LOCAL_INSERT = 0;
 
     private static final Statements STATEMENTS = Statements.standard(
             INSERT,
@@ -167,9 +185,11 @@ final class PostgresDialect extends JdbcDialect {
                 }
                 if (i == insert) {
                     inserted = !isResultSet && ps.getUpdateCount() == 1;
-                } else if (i == insert + 1 && isResultSet) {
+                } else if (i == insert + 1 && isResultSet && !inserted) {
+                    // the read after an insert that did nothing: the row that holds the key, if any (after our own
+                    // insert it is ours, and nothing in it is needed)
                     try (ResultSet rs = ps.getResultSet()) {
-                        holder = rs.next() ? reader.read(rs) : null;
+                        holder = rs.next() && rs.getObject(1) != null ? reader.read(rs) : null;
                     }
                 }
             }
