@@ -27,11 +27,11 @@ COLORS = {"a": "#9e9e9e", "b": "#1f77b4", "c": "#2ca02c", "d": "#ff7f0e", "e": "
           "p": "#17becf"}
 BEGIN, END = "<!-- generated:begin -->", "<!-- generated:end -->"
 ALLOC = {}  # bytes allocated per operation (JMH's gc profiler), by the same keys as the scores
-COSTS = {}  # CPU per transaction (JVM thread, database backend), in ns, by the same keys as the scores
+COSTS = {}  # per transaction: CPU (JVM thread, database backend) in ns and log written in bytes, by the scores' keys
 
 
 def load_costs(results_path):
-    """The costs.jsonl each trial appended beside the JMH JSON: JVM and database CPU per transaction."""
+    """The costs.jsonl each trial appended beside the JMH JSON: JVM and database CPU, log bytes per transaction."""
     path = os.path.join(os.path.dirname(os.path.abspath(results_path)), "costs.jsonl")
     if not os.path.exists(path):
         return
@@ -41,7 +41,9 @@ def load_costs(results_path):
         c = json.loads(line)
         key = (c["db"], int(c["threads"]), int(c["duplicates"]), int(c["prefill"]), c["guard"])
         n = c["transactions"]
-        COSTS[key] = (c["jvm_cpu_ns"] / n, c["backend_cpu_ns"] / n if c["backend_cpu_ns"] >= 0 else None)
+        log = c.get("log_bytes", -1)
+        COSTS[key] = (c["jvm_cpu_ns"] / n, c["backend_cpu_ns"] / n if c["backend_cpu_ns"] >= 0 else None,
+                      log / n if log >= 0 else None)
 
 
 def load(results_path, info_path):
@@ -133,23 +135,24 @@ def ops_table(orders):
 
 
 def per_transaction_table(orders):
-    """Throughput, round trips, JVM CPU, database CPU and bytes allocated per transaction, side by side."""
+    """Throughput, round trips, JVM CPU, database CPU, log written and bytes allocated per transaction."""
     rt = round_trips()
     rows = sorted({k for k in orders}, key=lambda k: (k[0] != "postgresql", k[3], k[2], k[1], list(GUARDS).index(k[4])))
     if not rows:
         return "(not measured)"
     lines = ["| database | threads | duplicates | pre-filled rows | guard | transactions/s | round trips | JVM CPU | "
-             "database CPU | allocated |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
+             "database CPU | log written | allocated |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
     for db, t, dup, pre, g in rows:
         trips = "–"
         if rt is not None and g in ("b", "c", "p"):
             first, replay = rt["c" if g == "c" else "b"][db]
             trips = f"{first + (replay - first) * dup / 100:g}"
-        jvm, backend = COSTS.get((db, t, dup, pre, g), (None, None))
+        jvm, backend, log = COSTS.get((db, t, dup, pre, g), (None, None, None))
         alloc = ALLOC.get((db, t, dup, pre, g))
         lines.append(f"| {db} | {t} | {dup}% | {pre:,} | {GUARDS[g]} | {fmt(orders[(db, t, dup, pre, g)][0])} | "
                      f"{trips} | {'–' if jvm is None else f'{jvm / 1000:,.0f} µs'} | "
                      f"{'–' if backend is None else f'{backend / 1000:,.0f} µs'} | "
+                     f"{'–' if log is None else f'{log / 1024:,.1f} KB'} | "
                      f"{'–' if alloc is None else f'{alloc / 1024:,.1f} KB'} |")
     return "\n".join(lines)
 
@@ -409,6 +412,8 @@ def generated(orders, paths, info, chart_rel):
               "execution and a replay); JVM CPU from `ThreadMXBean` on the calling thread, around each measured "
               "transaction; database CPU from `/proc/<id>/schedstat` of the pool's server processes (PostgreSQL) or "
               "threads (MariaDB), over the measurement iterations (the server's background work is not in it); "
+              "log written from the growth of PostgreSQL's WAL position or MariaDB's redo log sequence number over the "
+              "same iterations (server-wide; full-page images included); "
               "bytes allocated from JMH's `-prof gc`.", "",
               per_transaction_table(orders), "",
               "### Throughput (transactions per second, ± the 99.9% confidence half-width JMH reports)", "",

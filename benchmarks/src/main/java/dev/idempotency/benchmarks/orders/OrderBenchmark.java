@@ -84,6 +84,9 @@ public class OrderBenchmark {
     private BackendCpu backend;
     private long backendAtStart;
     private long backendCpuNanos;
+    private LogWritten log;
+    private long logAtStart;
+    private long logBytes;
 
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
@@ -110,6 +113,7 @@ public class OrderBenchmark {
             warmUp(Math.max(4, params.getThreads()));
             tables.reset(g, prefill); // the warm-up's keys out: the trial starts from exactly the pre-fill
             backend = BackendCpu.of(database, pool, params.getThreads() + 2);
+            log = new LogWritten(database, pool);
         } catch (RuntimeException | Error e) {
             // JMH skips the tear-down of a trial whose set-up failed: clean up here
             tearDown();
@@ -174,6 +178,7 @@ public class OrderBenchmark {
     public void iterationStarts(IterationParams iteration) {
         if (iteration.getType() == IterationType.MEASUREMENT) {
             backendAtStart = backend.nanos();
+            logAtStart = log.position();
             measuring = true;
         }
     }
@@ -183,6 +188,8 @@ public class OrderBenchmark {
         if (measuring) {
             measuring = false;
             long now = backend.nanos();
+            long logNow = log.position();
+            logBytes = logAtStart < 0 || logNow < 0 || logBytes < 0 ? -1 : logBytes + logNow - logAtStart;
             // unknown once any iteration's reading was
             backendCpuNanos = backendAtStart < 0 || now < 0 || backendCpuNanos < 0 ? -1
                     : backendCpuNanos + now - backendAtStart;
@@ -198,9 +205,9 @@ public class OrderBenchmark {
         }
         String line = String.format(Locale.ROOT, "{\"db\": \"%s\", \"guard\": \"%s\", \"threads\": %d, "
                 + "\"duplicates\": %d, \"prefill\": %d, \"transactions\": %d, \"jvm_cpu_ns\": %d, "
-                + "\"backend_cpu_ns\": %d, \"backend_processes\": %d, \"warm_up_transactions\": %d}%n", db, guard,
-                params.getThreads(), duplicates, prefill, n, jvmCpuNanos.sum(), backendCpuNanos, backend.count(),
-                WARM_UP_TRANSACTIONS);
+                + "\"backend_cpu_ns\": %d, \"backend_processes\": %d, \"log_bytes\": %d, "
+                + "\"warm_up_transactions\": %d}%n", db, guard, params.getThreads(), duplicates, prefill, n,
+                jvmCpuNanos.sum(), backendCpuNanos, backend.count(), logBytes, WARM_UP_TRANSACTIONS);
         try {
             Files.writeString(Path.of(file), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                     StandardOpenOption.APPEND);
