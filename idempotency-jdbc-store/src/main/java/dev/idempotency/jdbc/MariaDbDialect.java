@@ -92,34 +92,19 @@ final class MariaDbDialect extends MySqlDialect {
      */
     private final Map<String, String[]> readThenClaim = new ConcurrentHashMap<>();
 
-    /** The local variables the plain read fills, with the types of {@code schema-mariadb.sql}'s columns. */
-    private static final String VARIABLES = """
-            DECLARE v_key_hash BINARY(32);
-            DECLARE v_operation VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-            DECLARE v_idem_key VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin;
-            DECLARE v_fingerprint BINARY(32);
-            DECLARE v_tier VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin;
-            DECLARE v_status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin;
-            DECLARE v_result LONGBLOB;
-            DECLARE v_lease_until DATETIME(3);
-            DECLARE v_created_at DATETIME(3);
-            DECLARE v_expires_at DATETIME(3);
-            DECLARE v_found INT DEFAULT 1;
-            DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_found = 0;
-            """;
-    private static final String INTO = " INTO v_key_hash, v_operation, v_idem_key, v_fingerprint, v_tier, v_status,"
-            + " v_result, v_lease_until, v_created_at, v_expires_at FROM ";
-    private static final String ROW_READ = "SELECT v_key_hash, v_operation, v_idem_key, v_fingerprint, v_tier,"
-            + " v_status, v_result, v_lease_until, v_created_at, v_expires_at, NULL, 1";
-
     /**
      * The plain read and the claim in one round trip, one result set: a compound statement ({@code BEGIN NOT
-     * ATOMIC}, a single statement on the wire, so no {@code allowMultiQueries} needed) whose {@code SELECT ... INTO}
-     * of the key is a plain read that takes no lock (tested: an owner updates the row it shows while this transaction
-     * stays open; an {@code IF EXISTS (SELECT ...)} would take a shared lock) and whose claim runs only when that read
-     * found no row. Either branch answers one row: the read's, or the claim's {@code RETURNING}; the last column says
-     * which. Client-prepared whatever {@code useServerPrepStmts} says (the server cannot prepare a compound
-     * statement).
+     * ATOMIC}, a single statement on the wire, so no {@code allowMultiQueries} needed). It first asks whether the key
+     * has a row, {@code SELECT EXISTS (SELECT 1 ...) INTO v_found}: a {@code SELECT} statement, so a plain read that
+     * takes no lock (tested: an owner updates the row it shows while this transaction stays open), where an
+     * {@code IF EXISTS (SELECT ...)} would take a shared lock (the {@code IF}'s condition is not a {@code SELECT}
+     * statement). If there is a row, a plain {@code SELECT} answers it (the same snapshot under REPEATABLE READ; under
+     * READ COMMITTED it may be gone by then, and no row comes back); otherwise the claim runs and its
+     * {@code RETURNING} answers. The last column says which branch answered. Client-prepared whatever
+     * {@code useServerPrepStmts} says (the server cannot prepare a compound statement), so the server parses the whole
+     * block on every call: it declares one variable and reads a found row twice rather than copying it into ten
+     * variables declared with the columns' types, which cost more to parse and make than the second read of a row by
+     * its primary key (measured: docs/benchmarks.md).
      */
     private String readThenClaim(Statements sql, long seconds) {
         if (seconds >= PREFIXES.length) {
@@ -135,9 +120,11 @@ final class MariaDbDialect extends MySqlDialect {
     }
 
     private static String readThenClaim(Statements sql, String prefix) {
-        String read = sql.select().strip().replaceFirst("\\s+FROM\\s+", INTO);
-        return "/*client prepare*/BEGIN NOT ATOMIC\n" + VARIABLES + read + ";\nIF v_found = 1 THEN\n" + ROW_READ
-                + ";\nELSE\n" + prefix + sql.claimAtOnce().strip() + ", 0;\nEND IF;\nEND";
+        // "SELECT <the columns>" and "<table> WHERE key_hash = ?"
+        String[] columnsAndFrom = sql.select().strip().split("\\s+FROM\\s+", 2);
+        return "/*client prepare*/BEGIN NOT ATOMIC\nDECLARE v_found INT;\nSELECT EXISTS (SELECT 1 FROM "
+                + columnsAndFrom[1] + ") INTO v_found;\nIF v_found THEN\n" + columnsAndFrom[0] + ", NULL, 1 FROM "
+                + columnsAndFrom[1] + ";\nELSE\n" + prefix + sql.claimAtOnce().strip() + ", 0;\nEND IF;\nEND";
     }
 
     @Override
@@ -146,16 +133,21 @@ final class MariaDbDialect extends MySqlDialect {
         long seconds = atLeastOneSecond(timeout);
         String text = inCallerTransaction ? readThenClaim(sql, seconds)
                 : (seconds < PREFIXES.length ? PREFIXES[(int) seconds] : prefix(seconds)) + sql.claimAtOnce();
-        int first = inCallerTransaction ? 2 : 1;
+        int first = inCallerTransaction ? 3 : 1;
         long token = ThreadLocalRandom.current().nextLong();
         try (PreparedStatement ps = con.prepareStatement(text)) {
             if (inCallerTransaction) {
                 ps.setBytes(1, keyHash);
+                ps.setBytes(2, keyHash);
             }
             claim.bind(ps, first);
             ps.setLong(first + 8, token);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
+                    if (inCallerTransaction) {
+                        // the plain read's row was deleted before the second read (READ COMMITTED): try again
+                        return ClaimAttempt.met(null);
+                    }
                     throw new SQLException("MariaDB returned no row from the claim");
                 }
                 if (inCallerTransaction && rs.getInt(12) == 1) {
