@@ -45,7 +45,7 @@ import java.util.function.UnaryOperator;
  * @param claimAtOnceLocal   the same in the store's own short transaction; else empty
  * @param backlog            per operation and status, the count, earliest created_at and earliest lease_until of
  *                           the NEEDS_REVIEW records and of the IN_FLIGHT ones whose lease ended by the instant bound
- *                           (through the status index)
+ *                           (through the index on (status, expires_at))
  * @param listNeedsReview    the NEEDS_REVIEW records, oldest first (the caller caps the rows)
  * @param listStuck          the IN_FLIGHT records whose lease ended by the instant bound, earliest lease first
  */
@@ -180,7 +180,7 @@ record Statements(
                 d.apply(purge),
                 "",
                 "",
-                // both halves read the status index: what waits, never the completed rows
+                // both halves read the (status, expires_at) index by status: what waits, never the completed rows
                 """
                 SELECT operation, status, COUNT(*), MIN(created_at), MIN(lease_until)
                   FROM {table}
