@@ -33,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  * A scrape never queries the store: the counts come from the last {@link #refresh()}, which the application runs on
  * a schedule (it is a {@link Runnable}; the Boot auto-configuration runs it every
  * {@code idempotency.metrics.backlog-interval}); the ages are computed from the instants it read and the clock at
- * scrape time. One refresh is one indexed query of the store's (the JDBC store's status index), whatever the table's
- * size. An operation is tagged once it has had a backlog, and reads 0 once that is cleared.
+ * scrape time. One refresh is one indexed query of the store's (the JDBC store's index on the status), whatever the
+ * table's size. An operation is tagged once it has had a backlog, and reads 0 once that is cleared.
  */
 public final class MicrometerBacklogGauges implements Runnable {
 

@@ -123,7 +123,7 @@ public interface IdempotencyStore {
      * {@code IN_FLIGHT} claims whose lease ended at or before {@code now} (stuck: their attempt crashed or hangs, and
      * no retry has taken them over or marked them yet). Operations with neither are left out. Meant for reports and
      * periodic gauges, not for every call: a store answers it from an index on the status (the JDBC store's
-     * {@code <table>_status} index), never by reading every record.
+     * {@code <table>_status_expires_at} index), never by reading every record.
      *
      * <p>{@code now} is the caller's clock (the stuck test is a report, not a decision: no shared clock needed).
      *

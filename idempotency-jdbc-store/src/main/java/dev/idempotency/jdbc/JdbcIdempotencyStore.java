@@ -509,8 +509,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     /**
-     * One statement through the status index ({@code <table>_status}, in every shipped script since it was added;
-     * {@code migrate-status-index-*.sql} adds it to an older table): the NEEDS_REVIEW records and the IN_FLIGHT ones
+     * One statement through the index on {@code (status, expires_at)} ({@code <table>_status_expires_at}, which
+     * {@code migrate-status-expires-index-*.sql} gives an older table): the NEEDS_REVIEW records and the IN_FLIGHT ones
      * whose lease ended by {@code now} (the caller's clock), grouped by operation. Joins the caller's transaction
      * when there is one, like {@link #find}.
      */

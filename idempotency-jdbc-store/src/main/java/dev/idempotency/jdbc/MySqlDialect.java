@@ -61,8 +61,8 @@ class MySqlDialect extends JdbcDialect {
               FROM {table} WHERE key_hash = ? FOR UPDATE
             """;
 
-    // walks the expires_at index in order, so that two nodes lock rows in the same order and queue rather than
-    // deadlock; completed rows only
+    // walks the (status, expires_at) index's completed rows in expiry order, so that two nodes lock rows in the same
+    // order and queue rather than deadlock
     static final String PURGE = """
             DELETE FROM {table} WHERE status = 'COMPLETED' AND expires_at <= ? AND expires_at <= {now}
              ORDER BY expires_at LIMIT ?

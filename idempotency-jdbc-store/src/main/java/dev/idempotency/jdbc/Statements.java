@@ -12,6 +12,12 @@ import java.util.function.UnaryOperator;
  * application nodes may disagree, the database's is one for all of them. A node whose clock runs ahead then never
  * takes over a live claim, marks a live irreversible claim {@code NEEDS_REVIEW} or purges a live outcome.
  *
+ * <p>A statement that finds its row by key_hash tests the row's status as {@code (status = x) IS TRUE}: the same test
+ * as {@code status = x} (status is NOT NULL), which no index can serve. PostgreSQL's planner would otherwise serve
+ * {@code status = 'IN_FLIGHT'} from the (status, expires_at) index, since its statistics show few IN_FLIGHT rows, and
+ * read every IN_FLIGHT entry (dead ones too, until vacuum) to filter key_hash, where the primary key finds the row in
+ * one descent (measured on 500,000 rows: a completion's lookup read 10 buffers instead of 3).
+ *
  * @param insert             the claim: key_hash, operation, idem_key, fingerprint, tier, lease_until, created_at,
  *                           expires_at (then whatever the dialect adds)
  * @param select             one row by key_hash, a plain read
@@ -45,7 +51,7 @@ import java.util.function.UnaryOperator;
  * @param claimAtOnceLocal   the same in the store's own short transaction; else empty
  * @param backlog            per operation and status, the count, earliest created_at and earliest lease_until of
  *                           the NEEDS_REVIEW records and of the IN_FLIGHT ones whose lease ended by the instant bound
- *                           (through the status index)
+ *                           (through the index on (status, expires_at))
  * @param listNeedsReview    the NEEDS_REVIEW records, oldest first (the caller caps the rows)
  * @param listStuck          the IN_FLIGHT records whose lease ended by the instant bound, earliest lease first
  */
@@ -134,53 +140,54 @@ record Statements(
                 UPDATE {table}
                    SET operation = ?, idem_key = ?, fingerprint = ?, tier = ?, status = 'IN_FLIGHT', result = NULL,
                        lease_until = ?, created_at = ?, expires_at = ?
-                 WHERE key_hash = ? AND status = ? AND lease_until = ? AND expires_at = ? AND {over}
+                 WHERE key_hash = ? AND (status = ?) IS TRUE AND lease_until = ? AND expires_at = ? AND {over}
                 """),
                 d.apply("""
                 UPDATE {table}
                    SET operation = ?, idem_key = ?, fingerprint = ?, tier = ?, status = 'IN_FLIGHT', result = NULL,
                        lease_until = ?, created_at = ?, expires_at = ?
-                 WHERE key_hash = ? AND status = ? AND lease_until IS NULL AND expires_at = ? AND {over}
+                 WHERE key_hash = ? AND (status = ?) IS TRUE AND lease_until IS NULL AND expires_at = ? AND {over}
                 """),
                 d.apply("""
                 SELECT key_hash FROM {table}
-                 WHERE key_hash = ? AND status = ? AND lease_until {null-safe-equals} ? AND expires_at = ? AND {over}
+                 WHERE key_hash = ? AND (status = ?) IS TRUE AND lease_until {null-safe-equals} ? AND expires_at = ?
+                   AND {over}
                 """),
                 """
                 UPDATE {table} SET status = 'COMPLETED', result = ?, lease_until = NULL, expires_at = ?
-                 WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ?
+                 WHERE key_hash = ? AND (status = 'IN_FLIGHT') IS TRUE AND lease_until = ?
                 """,
                 """
-                DELETE FROM {table} WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ?
+                DELETE FROM {table} WHERE key_hash = ? AND (status = 'IN_FLIGHT') IS TRUE AND lease_until = ?
                 """,
                 """
                 UPDATE {table} SET status = 'NEEDS_REVIEW'
-                 WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ?
+                 WHERE key_hash = ? AND (status = 'IN_FLIGHT') IS TRUE AND lease_until = ?
                 """,
                 d.apply("""
                 UPDATE {table} SET status = 'NEEDS_REVIEW'
-                 WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ? AND lease_until <= {now}
+                 WHERE key_hash = ? AND (status = 'IN_FLIGHT') IS TRUE AND lease_until = ? AND lease_until <= {now}
                 """),
                 d.apply("""
                 SELECT key_hash FROM {table}
-                 WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ? AND lease_until <= {now}
+                 WHERE key_hash = ? AND (status = 'IN_FLIGHT') IS TRUE AND lease_until = ? AND lease_until <= {now}
                 """),
                 """
                 UPDATE {table} SET lease_until = ?
-                 WHERE key_hash = ? AND status = 'IN_FLIGHT' AND lease_until = ?
+                 WHERE key_hash = ? AND (status = 'IN_FLIGHT') IS TRUE AND lease_until = ?
                 """,
                 d.apply("""
                 UPDATE {table} SET status = 'COMPLETED', result = ?, lease_until = NULL, expires_at = ?
-                 WHERE key_hash = ? AND status = ? AND lease_until {null-safe-equals} ? AND expires_at = ?
+                 WHERE key_hash = ? AND (status = ?) IS TRUE AND lease_until {null-safe-equals} ? AND expires_at = ?
                 """),
                 d.apply("""
                 DELETE FROM {table}
-                 WHERE key_hash = ? AND status = ? AND lease_until {null-safe-equals} ? AND expires_at = ?
+                 WHERE key_hash = ? AND (status = ?) IS TRUE AND lease_until {null-safe-equals} ? AND expires_at = ?
                 """),
                 d.apply(purge),
                 "",
                 "",
-                // both halves read the status index: what waits, never the completed rows
+                // both halves read the (status, expires_at) index by status: what waits, never the completed rows
                 """
                 SELECT operation, status, COUNT(*), MIN(created_at), MIN(lease_until)
                   FROM {table}

@@ -17,9 +17,10 @@ CREATE TABLE idempotency_record (
     created_at  DATETIME(3)  NOT NULL,
     expires_at  DATETIME(3)  NOT NULL,
     PRIMARY KEY (key_hash),
-    INDEX idempotency_record_expires_at (expires_at),
-    -- what waits for an operator (NEEDS_REVIEW records, claims stuck past their lease), counted by reports; on status
-    -- alone: with lease_until in it, every lease renewal moved an index entry, and InnoDB's locks on those entries
-    -- made renewals of different keys in concurrent transactions wait for each other
-    INDEX idempotency_record_status (status)
+    -- one index for the purge (completed rows past their expiry, in expiry order) and for what waits for an operator
+    -- (NEEDS_REVIEW records, IN_FLIGHT claims stuck past their lease: few, read by status and filtered on
+    -- lease_until), so a claim writes one entry beside its primary key. Never lease_until in it: then every lease
+    -- renewal moved an index entry, and InnoDB's locks on those entries made renewals of different keys in concurrent
+    -- transactions wait for each other
+    INDEX idempotency_record_status_expires_at (status, expires_at)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

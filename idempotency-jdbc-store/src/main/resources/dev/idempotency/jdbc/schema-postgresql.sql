@@ -18,7 +18,7 @@ CREATE TABLE idempotency_record (
     CONSTRAINT idempotency_record_key_hash_len CHECK (octet_length(key_hash) = 32),
     CONSTRAINT idempotency_record_fingerprint_len CHECK (octet_length(fingerprint) = 32)
 );
-CREATE INDEX idempotency_record_expires_at ON idempotency_record (expires_at);
--- what waits for an operator (NEEDS_REVIEW records, claims stuck past their lease), counted by reports and gauges;
--- partial: completed rows, nearly all of the table, are not in it
-CREATE INDEX idempotency_record_status ON idempotency_record (status, lease_until) WHERE status <> 'COMPLETED';
+-- one index for the purge (completed rows past their expiry, in expiry order) and for what waits for an operator
+-- (NEEDS_REVIEW records, IN_FLIGHT claims stuck past their lease: few, read by status and filtered on lease_until),
+-- so a claim writes one entry beside its primary key's; without lease_until, a lease renewal changes no indexed column
+CREATE INDEX idempotency_record_status_expires_at ON idempotency_record (status, expires_at);

@@ -19,7 +19,8 @@ class SchemaScriptsTest {
                 JdbcDialect.mariadb()}) {
             String script = TestSchema.script(dialect);
             assertThat(script).contains("CREATE TABLE idempotency_record (")
-                    .contains("idempotency_record_expires_at");
+                    .contains("idempotency_record_status_expires_at").contains("(status, expires_at)")
+                    .doesNotContain("(status, lease_until").doesNotContain("(status)");
             assertThat(guide).as("docs/stores.md quotes %s", dialect.schemaLocation()).contains(script.strip());
         }
         assertThat(JdbcDialect.postgresql().schemaLocation()).isEqualTo("dev/idempotency/jdbc/schema-postgresql.sql");

@@ -1,0 +1,10 @@
+-- Migrates a MySQL table made by an older schema-mysql.sql (an index on expires_at and the status index on status)
+-- to the single index of today's script, on (status, expires_at), which serves the purge and the backlog reports
+-- both: a claim then writes one index entry fewer, a completion moves one instead of two. The store works on either
+-- table (its statements name no index). One statement, which InnoDB runs online (reads and writes go on while the
+-- index builds). MySQL has no DROP INDEX IF EXISTS: for a table made before the status index, delete the line that
+-- drops idempotency_record_status. Replace "idempotency_record" by your table's name, the index names included.
+ALTER TABLE idempotency_record
+    ADD INDEX idempotency_record_status_expires_at (status, expires_at),
+    DROP INDEX idempotency_record_status,
+    DROP INDEX idempotency_record_expires_at;
