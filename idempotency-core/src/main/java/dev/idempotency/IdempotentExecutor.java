@@ -65,6 +65,8 @@ public final class IdempotentExecutor {
 
     private final IdempotencyStore store;
     private final ResultCodec codec;
+    /** The decoded values of outcomes the pre-filter answered, for immutable result types. */
+    private final DecodedOutcomes decoded;
     private final Fingerprints fingerprints;
     private final Clock clock;
     private final IdempotencyScope scope;
@@ -82,6 +84,7 @@ public final class IdempotentExecutor {
         this.store = b.store;
         JsonMapper mapper = b.mapper != null ? b.mapper : JacksonResultCodec.defaultMapper();
         this.codec = b.codec != null ? b.codec : JacksonResultCodec.using(mapper);
+        this.decoded = new DecodedOutcomes(codec);
         this.fingerprints = new Fingerprints(mapper);
         this.clock = b.clock;
         this.scope = b.scope;
@@ -560,7 +563,8 @@ public final class IdempotentExecutor {
             }
             Object value;
             try {
-                value = codec.decode(data, op.resultType().type());
+                value = cached ? decoded.decode(record, data, op.resultType().type())
+                        : codec.decode(data, op.resultType().type());
             } catch (IdempotencyReplayException e) {
                 throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
                         + "': " + e.getMessage(), e));

@@ -54,6 +54,11 @@ import org.jspecify.annotations.Nullable;
  * {@code resolve} on <em>another</em> node is not seen here until the entry expires or {@link Builder#maximumAge}
  * passes. Set {@code maximumAge} if operators evict completed keys and expect every node to see it at once.
  *
+ * <p><b>What a hit costs.</b> No store access; the executor still hashes the key, fingerprints the arguments and
+ * decodes the result, except for a result type the codec knows to be immutable at every depth
+ * ({@link dev.idempotency.codec.ResultCodec#decodesImmutable}): the replays of one cached outcome then share one
+ * decoded value.
+ *
  * <p>Thread-safe.
  */
 public final class CaffeinePrefilter implements IdempotencyStore {
@@ -118,11 +123,12 @@ public final class CaffeinePrefilter implements IdempotencyStore {
      */
     @Override
     public ClaimResult claim(ClaimRequest request) {
-        ByteBuffer id = id(request.keyHash());
-        IdempotencyRecord hit = completed.getIfPresent(id);
+        // looked up by the request's own bytes: only a key that enters a cache needs a copy of its own
+        IdempotencyRecord hit = completed.getIfPresent(ByteBuffer.wrap(request.keyHash()));
         if (hit != null && !hit.isExpired(clock.instant())) {
             return ClaimResult.cached(hit);
         }
+        ByteBuffer id = id(request.keyHash());
         long generation = generation(id);
         ClaimResult result = store.claim(request);
         remember(id, request, result, generation);

@@ -10,9 +10,23 @@ import java.lang.reflect.GenericArrayType;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
 import java.lang.reflect.Type;
 import java.lang.reflect.TypeVariable;
 import java.lang.reflect.WildcardType;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.MonthDay;
+import java.time.OffsetDateTime;
+import java.time.OffsetTime;
+import java.time.Period;
+import java.time.Year;
+import java.time.YearMonth;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashSet;
@@ -22,6 +36,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
@@ -86,9 +101,23 @@ public final class JacksonResultCodec implements ResultCodec {
     /** Per declared type: its Jackson type, writer and reader, made once rather than at every call. */
     private final Map<Type, Bound> bound = new ConcurrentHashMap<>();
 
-    /** A declared type with what encoding and decoding it needs, resolved once. */
-    private record Bound(JavaType type, ObjectWriter writer, ObjectReader reader) {
+    /**
+     * A declared type with what encoding and decoding it needs, resolved once, and whether every value decoded as it
+     * is deeply immutable ({@link #decodesImmutable}).
+     */
+    private record Bound(JavaType type, ObjectWriter writer, ObjectReader reader, boolean immutable) {
     }
+
+    /**
+     * Final classes whose instances never change: a value of one of these (or a primitive) is the same whoever holds
+     * it. {@code BigDecimal} and {@code BigInteger} are not among them: they are not final, so a module's
+     * deserializer could build a subclass with state of its own.
+     */
+    private static final Set<Class<?>> IMMUTABLE_VALUES = Set.of(String.class, Boolean.class, Character.class,
+            Byte.class, Short.class, Integer.class, Long.class, Float.class, Double.class, UUID.class, Instant.class,
+            LocalDate.class, LocalDateTime.class, LocalTime.class, OffsetDateTime.class, OffsetTime.class,
+            ZonedDateTime.class, Duration.class, Period.class, Year.class, YearMonth.class, MonthDay.class,
+            ZoneOffset.class);
 
     private JacksonResultCodec(JsonMapper mapper, Set<Class<?>> allowed, Set<Class<?>> typedSupertypes) {
         this.mapper = mapper;
@@ -472,11 +501,47 @@ public final class JacksonResultCodec implements ResultCodec {
         return value;
     }
 
+    /**
+     * True when {@code declaredType} is a primitive, one of {@code String}, the boxed primitives, {@code UUID}, the
+     * {@code java.time} values, an enum, or a record without type parameters whose every component is (recursively)
+     * such a type: then no caller can change a decoded value at any depth, and one decoded value may stand for the
+     * next decode of the same bytes. Anything else (a collection, an array, a bean, a generic record, an abstract
+     * type, {@code BigDecimal}) is false.
+     */
+    @Override
+    public boolean decodesImmutable(Type declaredType) {
+        return declaredType != void.class && declaredType != Void.class && bound(declaredType).immutable();
+    }
+
+    /** Whether values of {@code type} are immutable at every depth; {@code open} holds the records being looked at. */
+    private static boolean deeplyImmutable(Type type, Set<Class<?>> open) {
+        if (!(type instanceof Class<?> c)) {
+            return false; // a parameterized type, a type variable, a generic array
+        }
+        if (c.isPrimitive() || c.isEnum() || IMMUTABLE_VALUES.contains(c)) {
+            return true;
+        }
+        if (!c.isRecord() || c.getTypeParameters().length > 0 || !open.add(c)) {
+            return false; // a record that holds itself is refused rather than reasoned about
+        }
+        try {
+            for (RecordComponent component : c.getRecordComponents()) {
+                if (!deeplyImmutable(component.getGenericType(), open)) {
+                    return false;
+                }
+            }
+            return true;
+        } finally {
+            open.remove(c);
+        }
+    }
+
     private Bound bound(Type declaredType) {
         Bound b = bound.get(declaredType);
         if (b == null) {
             JavaType type = mapper.getTypeFactory().constructType(declaredType);
-            b = new Bound(type, mapper.writerFor(type), mapper.readerFor(type));
+            b = new Bound(type, mapper.writerFor(type), mapper.readerFor(type),
+                    deeplyImmutable(declaredType, new HashSet<>()));
             bound.putIfAbsent(declaredType, b);
         }
         return b;

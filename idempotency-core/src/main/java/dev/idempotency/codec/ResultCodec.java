@@ -36,4 +36,14 @@ public interface ResultCodec {
      * @throws dev.idempotency.IdempotencyReplayException if the bytes are unreadable or do not fit the type
      */
     @Nullable Object decode(byte[] data, Type declaredType);
+
+    /**
+     * Whether every value {@link #decode} returns for {@code declaredType} is immutable at every depth (nothing any
+     * holder could change), so that one decoded value may be handed to several replays of the same recorded bytes
+     * instead of decoding them each time: the executor does so for outcomes answered by the pre-filter. False unless
+     * the codec knows; a wrong {@code true} would let one caller's change to a replayed value reach another's.
+     */
+    default boolean decodesImmutable(Type declaredType) {
+        return false;
+    }
 }

@@ -214,6 +214,46 @@ class FingerprintsTest {
                 .isEqualTo(new String(fingerprints.throughTree(call, second), UTF_8));
     }
 
+    /**
+     * Calls of printable ASCII strings, numbers, booleans and nulls are written without Jackson: the bytes must be the
+     * tree's for any of them (random calls of every printable character, escaped ones included, which go to Jackson).
+     */
+    @Test
+    void callsWrittenWithoutJacksonGiveTheTreesBytes() {
+        java.util.Random random = new java.util.Random(11);
+        Object[] scalars = {null, true, false, 0, -1, Integer.MIN_VALUE, Integer.MAX_VALUE, 0L, Long.MIN_VALUE,
+            Long.MAX_VALUE, (short) -7, (byte) 127, ""};
+        int withoutJackson = 0;
+        for (int n = 0; n < 2_000; n++) {
+            Object[] call = new Object[random.nextInt(5)];
+            for (int i = 0; i < call.length; i++) {
+                if (random.nextBoolean()) {
+                    call[i] = scalars[random.nextInt(scalars.length)];
+                } else {
+                    StringBuilder s = new StringBuilder();
+                    for (int c = random.nextInt(12); c > 0; c--) {
+                        s.append((char) (0x20 + random.nextInt(0x5f))); // U+0020 to U+007E
+                    }
+                    call[i] = s.toString();
+                }
+            }
+            IntPredicate ignored = call.length > 1 && random.nextBoolean() ? i -> i == 1 : NONE;
+            byte[] tree = fingerprints.throughTree(call, ignored);
+            assertThat(fingerprints.canonicalJson(call, ignored)).as(java.util.Arrays.toString(call)).isEqualTo(tree);
+            byte[] plain = Fingerprints.plainAscii(call, ignored);
+            if (plain != null) {
+                withoutJackson++;
+                assertThat(plain).as(java.util.Arrays.toString(call)).isEqualTo(tree);
+            }
+        }
+        assertThat(withoutJackson).as("calls written without Jackson").isGreaterThan(500);
+        assertThat(Fingerprints.plainAscii(new Object[] {"a/b"}, NONE)).isNull();
+        assertThat(Fingerprints.plainAscii(new Object[] {"caf\u00e9"}, NONE)).isNull();
+        assertThat(Fingerprints.plainAscii(new Object[] {"tab\t"}, NONE)).isNull();
+        assertThat(new String(Fingerprints.plainAscii(new Object[] {"ORDER:k-1", 5L, null, true, (short) 3}, NONE),
+                UTF_8)).isEqualTo("[\"ORDER:k-1\",5,null,true,3]");
+    }
+
     @Test
     void aMapperThatWritesScalarsItsOwnWayIsFollowed() {
         JsonMapper longsAsText = JsonMapper.builder()
