@@ -48,6 +48,11 @@ public final class IdempotencyContext {
         }
     }
 
+    /** Whether a scope is open on this thread, to be told the outcomes of the calls made in it. */
+    static boolean collecting() {
+        return SCOPE.get() != null;
+    }
+
     static void record(IdempotencyEvent.Outcome outcome) {
         for (Scope s = SCOPE.get(); s != null; s = s.parent) {
             s.last = outcome;

@@ -297,6 +297,36 @@ class IdempotentExecutorTest {
         assertThat(runs).hasValue(2);
     }
 
+    @Test
+    void aClaimInTheCallersTransactionTellsListenersAndScopesHowItEndedAndRegistersNothingForNoOne() {
+        BrokenStore joining = new BrokenStore(store);
+        joining.claimInTransaction = true;
+        List<IdempotencyEvent.Outcome> heard = new ArrayList<>();
+
+        FakeTransaction unobserved = new FakeTransaction();
+        IdempotentExecutor quiet = IdempotentExecutor.builder(joining).transactions(unobserved).build();
+        quiet.execute(CREATE, "J-1", new Object[0], () -> order("o-1"));
+        assertThat(unobserved.callbacks).as("no listener, no open scope: nothing to tell").isEmpty();
+        unobserved.end(true);
+
+        FakeTransaction listened = new FakeTransaction();
+        IdempotentExecutor withListener = IdempotentExecutor.builder(joining).transactions(listened)
+                .listener(e -> heard.add(e.outcome())).build();
+        withListener.execute(CREATE, "J-2", new Object[0], () -> order("o-2"));
+        assertThat(heard).as("told when the transaction ends").isEmpty();
+        listened.end(false);
+        assertThat(heard).containsExactly(IdempotencyEvent.Outcome.ROLLED_BACK);
+
+        FakeTransaction scoped = new FakeTransaction();
+        IdempotentExecutor withScope = IdempotentExecutor.builder(joining).transactions(scoped).build();
+        try (IdempotencyContext.Scope scope = IdempotencyContext.open()) {
+            withScope.execute(CREATE, "J-3", new Object[0], () -> order("o-3"));
+            assertThat(scope.lastOutcome()).isEmpty();
+            scoped.end(false);
+            assertThat(scope.lastOutcome()).contains(IdempotencyEvent.Outcome.ROLLED_BACK);
+        }
+    }
+
     /** The in-memory store, claiming "in the caller's transaction" and failing what the test names. */
     static final class BrokenStore extends ForwardingStore {
         boolean failComplete;

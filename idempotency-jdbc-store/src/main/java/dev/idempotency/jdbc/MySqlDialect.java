@@ -1,11 +1,13 @@
 package dev.idempotency.jdbc;
 
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.concurrent.atomic.AtomicLong;
@@ -35,8 +37,9 @@ import org.jspecify.annotations.Nullable;
  * trip to set, one to restore). A lock wait timeout rolls back only the statement (unless the server runs with
  * {@code innodb_rollback_on_timeout}), so the caller's transaction stays usable.
  *
- * <p>{@code DATETIME(3)} has no time zone: instants are written and read as UTC {@link LocalDateTime}s, which the
- * drivers pass through unconverted, so the session's {@code time_zone} never shifts them.
+ * <p>{@code DATETIME(3)} has no time zone: instants are written as the text of their UTC {@code DATETIME} literal and
+ * read as UTC {@link LocalDateTime}s, which the drivers pass through unconverted, so the session's {@code time_zone}
+ * never shifts them.
  */
 class MySqlDialect extends JdbcDialect {
 
@@ -99,9 +102,50 @@ class MySqlDialect extends JdbcDialect {
         return STATEMENTS;
     }
 
+    /**
+     * An instant as the text of its UTC {@code DATETIME} literal, {@code yyyy-MM-dd HH:mm:ss[.SSSSSS]}: the literal
+     * MariaDB Connector/J writes for a {@link LocalDateTime} (whose {@code DateTimeFormatter} costs about 1 KB of
+     * garbage per bind, and {@code LocalDateTime.ofInstant} new zone rules), made here with nothing but the string;
+     * the server reads it as the column's type, in a comparison as in an insert. A year outside 1-9999 (which no
+     * {@code DATETIME} holds, and which the driver's pattern writes in years of an era) stays a
+     * {@link LocalDateTime}, for the driver and the server to handle as before.
+     */
     @Override
     Object timestamp(Instant instant) {
-        return LocalDateTime.ofInstant(instant, ZoneOffset.UTC);
+        long seconds = instant.getEpochSecond();
+        int nano = instant.getNano();
+        LocalDate date = LocalDate.ofEpochDay(Math.floorDiv(seconds, 86_400));
+        int year = date.getYear();
+        if (year < 1 || year > 9999) {
+            return LocalDateTime.ofEpochSecond(seconds, nano, ZoneOffset.UTC);
+        }
+        int second = (int) Math.floorMod(seconds, 86_400);
+        // the driver's rule: six digits of microseconds when the instant has a fraction, none otherwise
+        byte[] b = new byte[nano == 0 ? 19 : 26];
+        digits(b, 0, year, 4);
+        b[4] = '-';
+        digits(b, 5, date.getMonthValue(), 2);
+        b[7] = '-';
+        digits(b, 8, date.getDayOfMonth(), 2);
+        b[10] = ' ';
+        digits(b, 11, second / 3600, 2);
+        b[13] = ':';
+        digits(b, 14, second / 60 % 60, 2);
+        b[16] = ':';
+        digits(b, 17, second % 60, 2);
+        if (nano != 0) {
+            b[19] = '.';
+            digits(b, 20, nano / 1000, 6);
+        }
+        return new String(b, StandardCharsets.ISO_8859_1);
+    }
+
+    /** Writes {@code value} as {@code width} decimal digits, zero-padded, at {@code at}. */
+    private static void digits(byte[] b, int at, int value, int width) {
+        for (int i = at + width - 1; i >= at; i--) {
+            b[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
     }
 
     @Override

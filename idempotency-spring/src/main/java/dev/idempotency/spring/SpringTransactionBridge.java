@@ -11,6 +11,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.springframework.transaction.NoTransactionException;
 import org.springframework.transaction.interceptor.TransactionAspectSupport;
 import org.springframework.transaction.support.ResourceHolderSupport;
@@ -135,8 +136,11 @@ public final class SpringTransactionBridge implements TransactionBridge {
     /** Tells one callback, once, how the work registered with it ended. */
     private static final class Completion implements TransactionSynchronization {
         private final CompletionCallback callback;
-        /** The savepoints set after this registration: rolling back to one of them leaves our work in place. */
-        private final Set<Object> laterSavepoints = Collections.newSetFromMap(new IdentityHashMap<>());
+        /**
+         * The savepoints set after this registration: rolling back to one of them leaves our work in place. Made on
+         * the first one (most transactions set none; an empty identity set is some 350 bytes per call).
+         */
+        private @Nullable Set<Object> laterSavepoints;
         private boolean told;
 
         Completion(CompletionCallback callback) {
@@ -145,12 +149,15 @@ public final class SpringTransactionBridge implements TransactionBridge {
 
         @Override
         public void savepoint(Object savepoint) {
+            if (laterSavepoints == null) {
+                laterSavepoints = Collections.newSetFromMap(new IdentityHashMap<>());
+            }
             laterSavepoints.add(savepoint);
         }
 
         @Override
         public void savepointRollback(Object savepoint) {
-            if (!laterSavepoints.remove(savepoint)) {
+            if (laterSavepoints == null || !laterSavepoints.remove(savepoint)) {
                 tell(TransactionBridge.Completion.ROLLED_BACK);
             }
         }
