@@ -27,7 +27,10 @@ public final class IdempotencyContext {
         return Optional.ofNullable(CURRENT.get());
     }
 
-    /** Starts collecting the outcomes of idempotent calls on this thread until the scope is closed. */
+    /**
+     * Starts collecting the outcomes of the idempotent calls made on this thread while the scope is open, until it is
+     * closed (a call made before it opened is not reported to it, even if its transaction commits later).
+     */
     public static Scope open() {
         Scope scope = new Scope(SCOPE.get());
         SCOPE.set(scope);
