@@ -1,7 +1,5 @@
 package dev.idempotency.cache;
 
-import java.util.List;
-import dev.idempotency.store.Backlog;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
@@ -10,6 +8,7 @@ import dev.idempotency.TransactionBridge;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.ForwardingIdempotencyStore;
 import dev.idempotency.store.IdempotencyStore;
 import java.nio.ByteBuffer;
 import java.time.Clock;
@@ -61,14 +60,13 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe.
  */
-public final class CaffeinePrefilter implements IdempotencyStore {
+public final class CaffeinePrefilter extends ForwardingIdempotencyStore {
 
     private static final System.Logger LOG = System.getLogger(CaffeinePrefilter.class.getName());
     private static final int STRIPES = 64;
     /** What an entry costs beyond its result and key: the record, its instants, two hashes, the map's node. */
     static final int ENTRY_OVERHEAD_BYTES = 256;
 
-    private final IdempotencyStore store;
     private final TransactionBridge transactions;
     private final Clock clock;
     private final @Nullable Duration maximumAge;
@@ -86,7 +84,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     private final AtomicLongArray generations = new AtomicLongArray(STRIPES);
 
     private CaffeinePrefilter(Builder b) {
-        this.store = b.store;
+        super(b.store);
         this.transactions = b.transactions;
         this.clock = b.clock;
         this.maximumAge = b.maximumAge;
@@ -112,10 +110,6 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         return new Builder(store);
     }
 
-    /** The store behind this pre-filter. */
-    public IdempotencyStore delegate() {
-        return store;
-    }
 
     /**
      * Answers a completed record this node has seen committed from memory; otherwise asks the store, and remembers
@@ -130,7 +124,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         }
         ByteBuffer id = id(request.keyHash());
         long generation = generation(id);
-        ClaimResult result = store.claim(request);
+        ClaimResult result = delegate().claim(request);
         remember(id, request, result, generation);
         return result;
     }
@@ -140,7 +134,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
         ByteBuffer id = id(request.keyHash());
         ClaimResult result;
         try {
-            result = store.takeOver(request, observed);
+            result = delegate().takeOver(request, observed);
         } finally {
             changed(id);
         }
@@ -155,7 +149,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
         ByteBuffer id = id(keyHash);
         long generation = generation(id);
-        boolean done = store.complete(keyHash, leaseUntil, result, expiresAt);
+        boolean done = delegate().complete(keyHash, leaseUntil, result, expiresAt);
         OwnClaim claim = claims.getIfPresent(id);
         if (claim != null && claim.request().leaseUntil().equals(leaseUntil)) {
             claims.asMap().remove(id, claim);
@@ -178,7 +172,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     public boolean release(byte[] keyHash, Instant leaseUntil) {
         ByteBuffer id = id(keyHash);
         try {
-            return store.release(keyHash, leaseUntil);
+            return delegate().release(keyHash, leaseUntil);
         } finally {
             changed(id);
         }
@@ -189,7 +183,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     public Optional<IdempotencyRecord> find(byte[] keyHash) {
         ByteBuffer id = id(keyHash);
         long generation = generation(id);
-        Optional<IdempotencyRecord> found = store.find(keyHash);
+        Optional<IdempotencyRecord> found = delegate().find(keyHash);
         found.ifPresent(record -> cacheWhenCommitted(id, record, generation));
         return found;
     }
@@ -198,7 +192,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
         ByteBuffer id = id(keyHash);
         try {
-            return store.markNeedsReview(keyHash, leaseUntil);
+            return delegate().markNeedsReview(keyHash, leaseUntil);
         } finally {
             changed(id);
         }
@@ -208,7 +202,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
         ByteBuffer id = id(keyHash);
         try {
-            return store.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+            return delegate().markNeedsReviewIfStale(keyHash, leaseUntil, now);
         } finally {
             changed(id);
         }
@@ -217,7 +211,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     /** Renews in the store; this node's own claim then goes by its new lease, so that its outcome is still cached. */
     @Override
     public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        boolean renewed = store.renew(keyHash, leaseUntil, newLeaseUntil);
+        boolean renewed = delegate().renew(keyHash, leaseUntil, newLeaseUntil);
         if (renewed) {
             claims.asMap().computeIfPresent(id(keyHash), (id, claim) -> claim.request().leaseUntil().equals(leaseUntil)
                     ? new OwnClaim(claim.request().withLeaseUntil(newLeaseUntil), claim.transactional()) : claim);
@@ -230,7 +224,7 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
         ByteBuffer id = id(observed.keyHash());
         try {
-            return store.resolve(observed, result, expiresAt);
+            return delegate().resolve(observed, result, expiresAt);
         } finally {
             changed(id);
         }
@@ -239,26 +233,14 @@ public final class CaffeinePrefilter implements IdempotencyStore {
     /** Purges the store; expired entries have already stopped answering here and are dropped as well. */
     @Override
     public int purgeExpired(Instant now, int batchSize) {
-        int removed = store.purgeExpired(now, batchSize);
+        int removed = delegate().purgeExpired(now, batchSize);
         completed.cleanUp();
         claims.cleanUp();
         return removed;
     }
 
-    @Override
-    public List<Backlog> backlog(Instant now) {
-        return store.backlog(now);
-    }
 
-    @Override
-    public List<IdempotencyRecord> listNeedsReview(int limit) {
-        return store.listNeedsReview(limit);
-    }
 
-    @Override
-    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
-        return store.listStuck(now, limit);
-    }
 
     /** Forgets every cached outcome (the store is untouched). */
     public void clear() {

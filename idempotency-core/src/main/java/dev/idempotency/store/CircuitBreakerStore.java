@@ -46,9 +46,13 @@ import org.jspecify.annotations.Nullable;
  * few rules need no more. A store decorated with any other breaker works the same, as long as its refusal is an
  * unchecked exception.
  *
+ * <p>The reports ({@link #backlog}, {@link #listNeedsReview}, {@link #listStuck}) pass the breaker by: they run on
+ * an operator's or a scheduler's thread, never hold a request thread, and their failure (or a store that cannot
+ * count) says nothing about whether calls can claim keys.
+ *
  * <p>Thread-safe.
  */
-public final class CircuitBreakerStore implements IdempotencyStore {
+public final class CircuitBreakerStore extends ForwardingIdempotencyStore {
 
     private static final System.Logger LOG = System.getLogger(CircuitBreakerStore.class.getName());
 
@@ -78,7 +82,6 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         void onStateChange(State from, State to, @Nullable Throwable cause);
     }
 
-    private final IdempotencyStore store;
     private final int failureThreshold;
     private final Duration openFor;
     private final Clock clock;
@@ -93,7 +96,7 @@ public final class CircuitBreakerStore implements IdempotencyStore {
     private @Nullable Throwable lastFailure;
 
     private CircuitBreakerStore(Builder b) {
-        this.store = b.store;
+        super(b.store);
         this.failureThreshold = b.failureThreshold;
         this.openFor = b.openFor;
         this.clock = b.clock;
@@ -105,10 +108,6 @@ public final class CircuitBreakerStore implements IdempotencyStore {
         return new Builder(store);
     }
 
-    /** The store behind this breaker. */
-    public IdempotencyStore delegate() {
-        return store;
-    }
 
     /** The state now (an open circuit whose cool-down is over reads {@code OPEN} until a call tries it). */
     public State state() {
@@ -122,74 +121,56 @@ public final class CircuitBreakerStore implements IdempotencyStore {
 
     @Override
     public ClaimResult claim(ClaimRequest request) {
-        return guarded(() -> store.claim(request));
+        return guarded(() -> delegate().claim(request));
     }
 
     @Override
     public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
-        return guarded(() -> store.takeOver(request, observed));
+        return guarded(() -> delegate().takeOver(request, observed));
     }
 
     @Override
     public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
-        return owner(() -> store.complete(keyHash, leaseUntil, result, expiresAt));
+        return owner(() -> delegate().complete(keyHash, leaseUntil, result, expiresAt));
     }
 
     @Override
     public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        return owner(() -> store.renew(keyHash, leaseUntil, newLeaseUntil));
+        return owner(() -> delegate().renew(keyHash, leaseUntil, newLeaseUntil));
     }
 
     @Override
     public boolean release(byte[] keyHash, Instant leaseUntil) {
-        return owner(() -> store.release(keyHash, leaseUntil));
+        return owner(() -> delegate().release(keyHash, leaseUntil));
     }
 
     @Override
     public Optional<IdempotencyRecord> find(byte[] keyHash) {
-        return guarded(() -> store.find(keyHash));
+        return guarded(() -> delegate().find(keyHash));
     }
 
     @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
-        return owner(() -> store.markNeedsReview(keyHash, leaseUntil));
+        return owner(() -> delegate().markNeedsReview(keyHash, leaseUntil));
     }
 
     @Override
     public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
-        return guarded(() -> store.markNeedsReviewIfStale(keyHash, leaseUntil, now));
+        return guarded(() -> delegate().markNeedsReviewIfStale(keyHash, leaseUntil, now));
     }
 
     @Override
     public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
-        return guarded(() -> store.resolve(observed, result, expiresAt));
+        return guarded(() -> delegate().resolve(observed, result, expiresAt));
     }
 
     @Override
     public int purgeExpired(Instant now, int batchSize) {
-        return guarded(() -> store.purgeExpired(now, batchSize));
+        return guarded(() -> delegate().purgeExpired(now, batchSize));
     }
 
-    /**
-     * Passes the breaker by: a report runs on an operator's or a scheduler's thread, never holds a request thread,
-     * and its failure (or a store that cannot count) says nothing about whether calls can claim keys.
-     */
-    @Override
-    public List<Backlog> backlog(Instant now) {
-        return store.backlog(now);
-    }
 
-    /** Passes the breaker by, as {@link #backlog}. */
-    @Override
-    public List<IdempotencyRecord> listNeedsReview(int limit) {
-        return store.listNeedsReview(limit);
-    }
 
-    /** Passes the breaker by, as {@link #backlog}. */
-    @Override
-    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
-        return store.listStuck(now, limit);
-    }
 
     /** New work: refused while open; the first call after the cool-down is the trial. */
     private <R> R guarded(Supplier<R> call) {

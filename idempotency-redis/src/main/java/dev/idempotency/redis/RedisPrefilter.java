@@ -1,11 +1,10 @@
 package dev.idempotency.redis;
 
-import java.util.List;
-import dev.idempotency.store.Backlog;
 import dev.idempotency.TransactionBridge;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.ForwardingIdempotencyStore;
 import dev.idempotency.store.IdempotencyStore;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -71,7 +70,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe. {@link #close()} closes the connection (and the client, if this pre-filter made it).
  */
-public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
+public final class RedisPrefilter extends ForwardingIdempotencyStore implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(RedisPrefilter.class.getName());
     private static final HexFormat HEX = HexFormat.of();
@@ -94,7 +93,6 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
             return 1
             """;
 
-    private final IdempotencyStore store;
     private final @Nullable RedisClient ownedClient;
     private final RedisClient client;
     private final byte[] prefix;
@@ -122,7 +120,7 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
     }
 
     private RedisPrefilter(Builder b) {
-        this.store = b.store;
+        super(b.store);
         this.commandTimeout = b.commandTimeout;
         this.retryAfterNanos = b.retryAfter.toNanos();
         this.transactions = b.transactions;
@@ -154,10 +152,6 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
         return new Builder(store);
     }
 
-    /** The store behind this pre-filter. */
-    public IdempotencyStore delegate() {
-        return store;
-    }
 
     /** The prefix of every Redis key this pre-filter writes. */
     public String keyPrefix() {
@@ -186,7 +180,7 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
         if (hit != null) {
             return ClaimResult.cached(hit);
         }
-        ClaimResult result = store.claim(request);
+        ClaimResult result = delegate().claim(request);
         if (result.isAcquired()) {
             own(request, result.isTransactional());
         } else if (result.kind() == ClaimResult.Kind.EXISTING) {
@@ -197,7 +191,7 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
 
     @Override
     public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
-        ClaimResult result = store.takeOver(request, observed);
+        ClaimResult result = delegate().takeOver(request, observed);
         if (result.isAcquired()) {
             own(request, result.isTransactional());
             if (observed.status() == IdempotencyRecord.Status.COMPLETED) {
@@ -210,7 +204,7 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
     /** Records the result; the completed record goes to Redis once it is committed. */
     @Override
     public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
-        boolean done = store.complete(keyHash, leaseUntil, result, expiresAt);
+        boolean done = delegate().complete(keyHash, leaseUntil, result, expiresAt);
         ByteBuffer id = ByteBuffer.wrap(keyHash.clone());
         OwnClaim claim = claims.get(id);
         if (claim != null && claim.request().leaseUntil().equals(leaseUntil)) {
@@ -229,7 +223,7 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
 
     @Override
     public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        boolean renewed = store.renew(keyHash, leaseUntil, newLeaseUntil);
+        boolean renewed = delegate().renew(keyHash, leaseUntil, newLeaseUntil);
         if (renewed) {
             claims.computeIfPresent(ByteBuffer.wrap(keyHash.clone()), (id, c) -> c.request().leaseUntil()
                     .equals(leaseUntil) ? new OwnClaim(c.request().withLeaseUntil(newLeaseUntil), c.transactional())
@@ -241,13 +235,13 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
     @Override
     public boolean release(byte[] keyHash, Instant leaseUntil) {
         disown(keyHash, leaseUntil);
-        return store.release(keyHash, leaseUntil);
+        return delegate().release(keyHash, leaseUntil);
     }
 
     /** Always asks the store (an operator, or a waiting duplicate, wants the truth); shares a completed record. */
     @Override
     public Optional<IdempotencyRecord> find(byte[] keyHash) {
-        Optional<IdempotencyRecord> found = store.find(keyHash);
+        Optional<IdempotencyRecord> found = delegate().find(keyHash);
         found.ifPresent(this::fillWhenCommitted);
         return found;
     }
@@ -255,12 +249,12 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
     @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
         disown(keyHash, leaseUntil);
-        return store.markNeedsReview(keyHash, leaseUntil);
+        return delegate().markNeedsReview(keyHash, leaseUntil);
     }
 
     @Override
     public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
-        return store.markNeedsReviewIfStale(keyHash, leaseUntil, now);
+        return delegate().markNeedsReviewIfStale(keyHash, leaseUntil, now);
     }
 
     /**
@@ -274,29 +268,17 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
         if (observed.status() == IdempotencyRecord.Status.COMPLETED) {
             evict(observed);
         }
-        return store.resolve(observed, result, expiresAt);
+        return delegate().resolve(observed, result, expiresAt);
     }
 
     /** Purges the store; Redis drops its copies by itself, at each outcome's expiry. */
     @Override
     public int purgeExpired(Instant now, int batchSize) {
-        return store.purgeExpired(now, batchSize);
+        return delegate().purgeExpired(now, batchSize);
     }
 
-    @Override
-    public List<Backlog> backlog(Instant now) {
-        return store.backlog(now);
-    }
 
-    @Override
-    public List<IdempotencyRecord> listNeedsReview(int limit) {
-        return store.listNeedsReview(limit);
-    }
 
-    @Override
-    public List<IdempotencyRecord> listStuck(Instant now, int limit) {
-        return store.listStuck(now, limit);
-    }
 
     /** Closes the connection to Redis, and the client if this pre-filter made it. The store is not closed. */
     @Override
@@ -315,7 +297,7 @@ public final class RedisPrefilter implements IdempotencyStore, AutoCloseable {
     @Override
     public String toString() {
         return "RedisPrefilter[prefix " + prefixText + ", timeout " + commandTimeout.toMillis() + " ms, in front of "
-                + store + "]";
+                + delegate() + "]";
     }
 
     // ---- Redis ------------------------------------------------------------------------------------------------------
