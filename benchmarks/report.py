@@ -28,6 +28,7 @@ COLORS = {"a": "#9e9e9e", "b": "#1f77b4", "c": "#2ca02c", "d": "#ff7f0e", "e": "
 BEGIN, END = "<!-- generated:begin -->", "<!-- generated:end -->"
 ALLOC = {}  # bytes allocated per operation (JMH's gc profiler), by the same keys as the scores
 COSTS = {}  # per transaction: CPU (JVM thread, database backend) in ns and log written in bytes, by the scores' keys
+WARM_UP = {}  # transactions each trial ran before the JIT went quiet, by the scores' keys
 
 
 def load_costs(results_path):
@@ -44,6 +45,8 @@ def load_costs(results_path):
         log = c.get("log_bytes", -1)
         COSTS[key] = (c["jvm_cpu_ns"] / n, c["backend_cpu_ns"] / n if c["backend_cpu_ns"] >= 0 else None,
                       log / n if log >= 0 else None)
+        if "warm_up_transactions" in c:
+            WARM_UP[key] = c["warm_up_transactions"]
 
 
 def load(results_path, info_path):
@@ -141,7 +144,8 @@ def per_transaction_table(orders):
     if not rows:
         return "(not measured)"
     lines = ["| database | threads | duplicates | pre-filled rows | guard | transactions/s | round trips | JVM CPU | "
-             "database CPU | log written | allocated |", "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"]
+             "database CPU | log written | allocated | warm-up |",
+             "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for db, t, dup, pre, g in rows:
         trips = "–"
         if rt is not None and g in ("b", "c", "p"):
@@ -149,11 +153,13 @@ def per_transaction_table(orders):
             trips = f"{first + (replay - first) * dup / 100:g}"
         jvm, backend, log = COSTS.get((db, t, dup, pre, g), (None, None, None))
         alloc = ALLOC.get((db, t, dup, pre, g))
+        warm = WARM_UP.get((db, t, dup, pre, g))
         lines.append(f"| {db} | {t} | {dup}% | {pre:,} | {GUARDS[g]} | {fmt(orders[(db, t, dup, pre, g)][0])} | "
                      f"{trips} | {'–' if jvm is None else f'{jvm / 1000:,.0f} µs'} | "
                      f"{'–' if backend is None else f'{backend / 1000:,.0f} µs'} | "
                      f"{'–' if log is None else f'{log / 1024:,.1f} KB'} | "
-                     f"{'–' if alloc is None else f'{alloc / 1024:,.1f} KB'} |")
+                     f"{'–' if alloc is None else f'{alloc / 1024:,.1f} KB'} | "
+                     f"{'–' if warm is None else f'{warm:,}'} |")
     return "\n".join(lines)
 
 
@@ -367,7 +373,13 @@ def chart(orders, path):
 
 def warm_up(info):
     w = info.get("warm_up_transactions")
-    return f"{w:,}" if isinstance(w, int) else "?"
+    least = f"{w:,}" if isinstance(w, int) else "?"
+    quiet = info.get("jit_quiet")
+    if quiet is None:
+        return least + " transactions"
+    return (f"at least {least} transactions, then rounds of {info.get('warm_up_round', '?'):,} until one spent at most "
+            f"{quiet:.0%} of its time compiling (the JIT's own account; at most {info.get('warm_up_seconds', '?')} s; "
+            "each trial's count is the per-transaction table's last column)")
 
 
 def generated(orders, paths, info, chart_rel):
@@ -388,8 +400,8 @@ def generated(orders, paths, info, chart_rel):
         "**Databases.** " + "; ".join(f"{k}: {v}" for k, v in dbs.items()) + ". Stock settings of the Debian "
         "packages (fsync on, synchronous commit), on the same 2 cores as the benchmark JVM.",
         "",
-        f"**JMH.** {info.get('settings', '?')}, after {warm_up(info)} transactions "
-        "of warm-up per trial (on the trial's threads, at least 4, before JMH's own warm-up); throughput mode for the orders (transactions per second, the thread "
+        f"**JMH.** {info.get('settings', '?')}, after a warm-up per trial of {warm_up(info)}"
+        " (on the trial's threads, at least 4, before JMH's own warm-up); throughput mode for the orders (transactions per second, the thread "
         "count is JMH's `-t`), average time for the paths.",
         "",
         "**Pre-fill** (built once per run, before any measurement; each trial deletes all but the pre-filled rows "

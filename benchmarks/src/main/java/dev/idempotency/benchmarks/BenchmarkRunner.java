@@ -107,6 +107,9 @@ public final class BenchmarkRunner {
             facts.put("plan", plan.name());
             facts.put("settings", plan.settings().describe());
             facts.put("warm_up_transactions", OrderBenchmark.WARM_UP_TRANSACTIONS);
+            facts.put("warm_up_round", OrderBenchmark.WARM_UP_ROUND);
+            facts.put("jit_quiet", OrderBenchmark.JIT_QUIET);
+            facts.put("warm_up_seconds", OrderBenchmark.WARM_UP_SECONDS);
             facts.put("steps", steps.stream().map(Step::describe).toList());
             facts.put("started", started.toString());
             facts.put("seconds", Duration.between(started, Instant.now()).toSeconds());
@@ -138,7 +141,8 @@ public final class BenchmarkRunner {
                 .shouldFailOnError(false)
                 .jvmArgsAppend("-Xms1g", "-Xmx2g", "-D" + RunTables.PROPERTY + "=" + run,
                         "-D" + OrderBenchmark.COSTS_PROPERTY + "=" + costs,
-                        "-Didempotency.bench.warmup=" + OrderBenchmark.WARM_UP_TRANSACTIONS);
+                        "-Didempotency.bench.warmup=" + OrderBenchmark.WARM_UP_TRANSACTIONS,
+                        "-Didempotency.bench.warmup.seconds=" + OrderBenchmark.WARM_UP_SECONDS);
         step.params().forEach(o::param);
         // bytes allocated per operation: a measure of the JVM's work that other load on the machine does not move
         o.addProfiler(GCProfiler.class);

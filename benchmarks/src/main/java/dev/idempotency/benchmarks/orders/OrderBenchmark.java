@@ -6,6 +6,7 @@ import dev.idempotency.benchmarks.Guard;
 import dev.idempotency.benchmarks.GuardTables;
 import dev.idempotency.benchmarks.RunTables;
 import java.io.IOException;
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.nio.charset.StandardCharsets;
@@ -71,12 +72,22 @@ public class OrderBenchmark {
     private boolean ownTables;
     private BenchmarkParams params;
 
-    /** Transactions run before JMH's own warm-up, so that the JIT has compiled the path before anything is measured. */
+    /**
+     * Transactions run before JMH's own warm-up, at the least, so that the JIT has compiled the path before anything is
+     * measured; rounds of {@value #WARM_UP_ROUND} more follow until the JIT is quiet (see {@link #warmUp}).
+     */
     public static final int WARM_UP_TRANSACTIONS = Integer.getInteger("idempotency.bench.warmup", 15_000);
+    /** Transactions per round of the warm-up after the first {@link #WARM_UP_TRANSACTIONS}. */
+    public static final int WARM_UP_ROUND = 4_000;
+    /** The JIT is quiet when a round spent at most this share of its wall time compiling. */
+    public static final double JIT_QUIET = 0.02;
+    /** The longest a trial warms up, in seconds ({@code -Didempotency.bench.warmup.seconds}): then it measures anyway. */
+    public static final int WARM_UP_SECONDS = Integer.getInteger("idempotency.bench.warmup.seconds", 120);
     /** Where each trial appends its costs per transaction (one JSON line), if set. */
     public static final String COSTS_PROPERTY = "idempotency.bench.costs";
 
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final CompilationMXBean JIT = ManagementFactory.getCompilationMXBean();
     /** Whether a measurement iteration is running: only then are the costs below counted. */
     private volatile boolean measuring;
     private final LongAdder transactions = new LongAdder();
@@ -87,6 +98,9 @@ public class OrderBenchmark {
     private LogWritten log;
     private long logAtStart;
     private long logBytes;
+    private long warmUpTransactions;
+    private double warmUpSeconds;
+    private double jitShare = -1;
 
     @Setup(Level.Trial)
     public void setUp(BenchmarkParams params) {
@@ -143,26 +157,36 @@ public class OrderBenchmark {
     }
 
     /**
-     * {@value #WARM_UP_TRANSACTIONS} transactions (or {@code -Didempotency.bench.warmup}) on {@code threads}
-     * threads, with the trial's share of duplicates, before JMH's own (short) warm-up: a time-based warm-up leaves the
-     * JIT compiling while measuring when a transaction takes milliseconds.
+     * {@value #WARM_UP_TRANSACTIONS} transactions (or {@code -Didempotency.bench.warmup}) on {@code threads} threads,
+     * with the trial's share of duplicates, then rounds of {@value #WARM_UP_ROUND} until one spends at most
+     * {@link #JIT_QUIET} of its wall time compiling (the JIT's own account, {@code CompilationMXBean}), for at most
+     * {@link #WARM_UP_SECONDS} seconds; all before JMH's own (short) warm-up. A fixed count is not enough: on 2 cores
+     * under 16 busy threads the compiler threads fall behind, and a trial measured while C2 still compiles the guard's
+     * path charges the guard with compilation the floor finished earlier.
      */
     private void warmUp(int threads) {
         ExecutorService workers = Executors.newFixedThreadPool(threads);
+        long started = System.nanoTime();
         try {
-            List<Future<?>> done = new ArrayList<>();
+            List<Client> clients = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
-                int share = WARM_UP_TRANSACTIONS / threads + (t < WARM_UP_TRANSACTIONS % threads ? 1 : 0);
                 Client client = new Client();
                 client.start(t);
-                done.add(workers.submit(() -> {
-                    for (int i = 0; i < share; i++) {
-                        service.placeOrder(client.next(duplicates), client.customer, 1999);
-                    }
-                }));
+                clients.add(client);
             }
-            for (Future<?> f : done) {
-                f.get();
+            int round = WARM_UP_TRANSACTIONS;
+            while (true) {
+                long compiling = JIT.getTotalCompilationTime();
+                long t0 = System.nanoTime();
+                runRound(workers, clients, round);
+                long wallMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+                warmUpTransactions += round;
+                jitShare = (JIT.getTotalCompilationTime() - compiling) / (double) wallMillis;
+                if (jitShare <= JIT_QUIET
+                        || System.nanoTime() - started > TimeUnit.SECONDS.toNanos(WARM_UP_SECONDS)) {
+                    break;
+                }
+                round = WARM_UP_ROUND;
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -171,6 +195,27 @@ public class OrderBenchmark {
             throw new IllegalStateException("warm-up failed: " + e.getCause(), e.getCause());
         } finally {
             workers.shutdownNow();
+            warmUpSeconds = (System.nanoTime() - started) / 1e9;
+        }
+        System.out.printf(Locale.ROOT, "warm-up: %d transactions in %.1f s, the last round %.1f%% compiling%n",
+                warmUpTransactions, warmUpSeconds, jitShare * 100);
+    }
+
+    private void runRound(ExecutorService workers, List<Client> clients, int transactions)
+            throws InterruptedException, ExecutionException {
+        int threads = clients.size();
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            int share = transactions / threads + (t < transactions % threads ? 1 : 0);
+            Client client = clients.get(t);
+            done.add(workers.submit(() -> {
+                for (int i = 0; i < share; i++) {
+                    service.placeOrder(client.next(duplicates), client.customer, 1999);
+                }
+            }));
+        }
+        for (Future<?> f : done) {
+            f.get();
         }
     }
 
@@ -206,8 +251,9 @@ public class OrderBenchmark {
         String line = String.format(Locale.ROOT, "{\"db\": \"%s\", \"guard\": \"%s\", \"threads\": %d, "
                 + "\"duplicates\": %d, \"prefill\": %d, \"transactions\": %d, \"jvm_cpu_ns\": %d, "
                 + "\"backend_cpu_ns\": %d, \"backend_processes\": %d, \"log_bytes\": %d, "
-                + "\"warm_up_transactions\": %d}%n", db, guard, params.getThreads(), duplicates, prefill, n,
-                jvmCpuNanos.sum(), backendCpuNanos, backend.count(), logBytes, WARM_UP_TRANSACTIONS);
+                + "\"warm_up_transactions\": %d, \"warm_up_seconds\": %.1f, \"warm_up_jit_share\": %.4f}%n", db, guard,
+                params.getThreads(), duplicates, prefill, n, jvmCpuNanos.sum(), backendCpuNanos, backend.count(),
+                logBytes, warmUpTransactions, warmUpSeconds, jitShare);
         try {
             Files.writeString(Path.of(file), line, StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                     StandardOpenOption.APPEND);
