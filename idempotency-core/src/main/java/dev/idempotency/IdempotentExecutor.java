@@ -3,6 +3,7 @@ package dev.idempotency;
 import dev.idempotency.IdempotencyEvent.Outcome;
 import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
+import dev.idempotency.internal.CompletedOutcomes;
 import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.internal.RecordedExceptions;
@@ -64,6 +65,8 @@ public final class IdempotentExecutor {
     public static final int DEFAULT_MAX_WAITERS_PER_KEY = 8;
 
     private final IdempotencyStore store;
+    /** The store when it holds completed outcomes in memory (the pre-filter): asked before a claim is built. */
+    private final @Nullable CompletedOutcomes inMemory;
     private final ResultCodec codec;
     /** The decoded values of outcomes the pre-filter answered, for immutable result types. */
     private final DecodedOutcomes decoded;
@@ -82,6 +85,7 @@ public final class IdempotentExecutor {
 
     private IdempotentExecutor(Builder b) {
         this.store = b.store;
+        this.inMemory = b.store instanceof CompletedOutcomes outcomes ? outcomes : null;
         JsonMapper mapper = b.mapper != null ? b.mapper : JacksonResultCodec.defaultMapper();
         this.codec = b.codec != null ? b.codec : JacksonResultCodec.using(mapper);
         this.decoded = new DecodedOutcomes(codec);
@@ -347,6 +351,16 @@ public final class IdempotentExecutor {
                         + " key '" + readable + "' inside a read-only transaction: the claim and the result are"
                         + " writes. Drop readOnly = true from the surrounding @Transactional, or call this method"
                         + " outside it"));
+            }
+            if (inMemory != null) {
+                // a completed outcome held in memory is replayed at once: it claims nothing, runs nothing and waits
+                // for no one, so it needs no claim request and no turn at the key's gate; what the store's claim
+                // would answer for it is the same record (a payload mismatch goes the usual way, and is refused there)
+                IdempotencyRecord hit = inMemory.completed(keyHash);
+                if (hit != null && Arrays.equals(hit.fingerprint(), fingerprint)) {
+                    claimNanos = System.nanoTime() - start;
+                    return replay(hit, true);
+                }
             }
             long deadline = start + op.lockTimeout().toNanos();
             ClaimResult decided;

@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import dev.idempotency.TransactionBridge;
+import dev.idempotency.internal.CompletedOutcomes;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -53,14 +54,16 @@ import org.jspecify.annotations.Nullable;
  * {@code resolve} on <em>another</em> node is not seen here until the entry expires or {@link Builder#maximumAge}
  * passes. Set {@code maximumAge} if operators evict completed keys and expect every node to see it at once.
  *
- * <p><b>What a hit costs.</b> No store access; the executor still hashes the key, fingerprints the arguments and
- * decodes the result, except for a result type the codec knows to be immutable at every depth
+ * <p><b>What a hit costs.</b> No store access, and no wait: the executor asks the pre-filter before it builds a claim
+ * or takes its turn among this node's callers of the key, so a replay of a cached outcome never queues behind a
+ * caller that is asking the store (nor counts towards {@code maxWaitersPerKey}). The executor still hashes the key,
+ * fingerprints the arguments and decodes the result, except for a result type the codec knows to be immutable at every depth
  * ({@link dev.idempotency.codec.ResultCodec#decodesImmutable}): the replays of one cached outcome then share one
  * decoded value.
  *
  * <p>Thread-safe.
  */
-public final class CaffeinePrefilter extends ForwardingIdempotencyStore {
+public final class CaffeinePrefilter extends ForwardingIdempotencyStore implements CompletedOutcomes {
 
     private static final System.Logger LOG = System.getLogger(CaffeinePrefilter.class.getName());
     private static final int STRIPES = 64;
@@ -117,9 +120,8 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore {
      */
     @Override
     public ClaimResult claim(ClaimRequest request) {
-        // looked up by the request's own bytes: only a key that enters a cache needs a copy of its own
-        IdempotencyRecord hit = completed.getIfPresent(ByteBuffer.wrap(request.keyHash()));
-        if (hit != null && !hit.isExpired(clock.instant())) {
+        IdempotencyRecord hit = completed(request.keyHash());
+        if (hit != null) {
             return ClaimResult.cached(hit);
         }
         ByteBuffer id = id(request.keyHash());
@@ -127,6 +129,17 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore {
         ClaimResult result = delegate().claim(request);
         remember(id, request, result, generation);
         return result;
+    }
+
+    /**
+     * The committed, unexpired completed record of {@code keyHash} held here, or null: what {@link #claim} answers
+     * from memory (the executor asks this first, before it builds a claim). Internal.
+     */
+    @Override
+    public @Nullable IdempotencyRecord completed(byte[] keyHash) {
+        // looked up by the caller's own bytes: only a key that enters a cache needs a copy of its own
+        IdempotencyRecord hit = completed.getIfPresent(ByteBuffer.wrap(keyHash));
+        return hit != null && !hit.isExpired(clock.instant()) ? hit : null;
     }
 
     @Override

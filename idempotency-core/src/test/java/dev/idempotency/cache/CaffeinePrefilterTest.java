@@ -26,6 +26,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -201,6 +204,44 @@ class CaffeinePrefilterTest {
 
         assertThat(counting.log).containsExactly("claim");
         assertThat(outcomes).containsExactly(Outcome.EXECUTED, Outcome.REPLAYED, Outcome.REPLAYED_CACHED);
+    }
+
+    @Test
+    void aCachedReplayDoesNotWaitBehindACallerOfTheSameKeyThatIsAskingTheStore() throws Exception {
+        IdempotencyStore plain = new InMemoryIdempotencyStore();
+        call(executor(plain, TransactionBridge.NONE), "K1", "a"); // another node completed it
+        CountDownLatch inStore = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        IdempotencyStore slow = new ForwardingStore(plain) {
+            @Override
+            public ClaimResult claim(ClaimRequest request) {
+                inStore.countDown();
+                try {
+                    letGo.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.claim(request);
+            }
+        };
+        CaffeinePrefilter prefilter = CaffeinePrefilter.wrap(slow).clock(clock).build();
+        IdempotentExecutor executor = executor(prefilter, TransactionBridge.NONE);
+        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> call(executor, "K1", "a"));
+        try {
+            // the first caller holds its turn at the key while the store is slow to answer it; meanwhile the outcome
+            // enters the cache (an operator's read here)
+            assertThat(inStore.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(prefilter.find(hash("K1"))).isPresent();
+
+            String replayed = CompletableFuture.supplyAsync(() -> call(executor, "K1", "a")).get(5, TimeUnit.SECONDS);
+
+            assertThat(replayed).isEqualTo("order-1");
+            assertThat(outcomes).containsExactly(Outcome.EXECUTED, Outcome.REPLAYED_CACHED);
+        } finally {
+            letGo.countDown();
+        }
+        assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo("order-1");
+        assertThat(runs).hasValue(1);
     }
 
     @Test
