@@ -313,20 +313,23 @@ public final class IdempotentExecutor {
         }
 
         private void prepareKey() {
-            this.readable = key == null ? "" : Keys.readable(key);
+            boolean normalized = false;
             try {
                 prepare(op);
-                String normalized = Keys.normalize(key);
-                this.readable = Keys.readable(normalized);
+                String normal = Keys.normalize(key);
+                this.readable = Keys.readableNormalized(normal);
+                normalized = true;
                 String tenant = scope.current();
                 if (tenant == null) {
                     throw new IllegalArgumentException("the IdempotencyScope returned null (return \"\" for none)");
                 }
-                this.keyHash = Keys.hash(op.name(), tenant, normalized);
+                this.keyHash = Keys.hash(op.name(), tenant, normal);
             } catch (IllegalArgumentException e) {
+                readableUnlessNormalized(normalized);
                 publish(Outcome.FAILED, 0);
                 throw new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e);
             } catch (RuntimeException e) {
+                readableUnlessNormalized(normalized);
                 publish(Outcome.FAILED, 0);
                 throw e;
             }
@@ -335,6 +338,13 @@ public final class IdempotentExecutor {
             } catch (IllegalArgumentException e) {
                 publish(Outcome.FAILED, 0);
                 throw new IdempotencyException(op.description() + ": " + e.getMessage(), e);
+            }
+        }
+
+        /** The key as people may see it when it was refused (or not checked): escaped where it needs to be. */
+        private void readableUnlessNormalized(boolean normalized) {
+            if (!normalized) {
+                this.readable = key == null ? "" : Keys.readable(key);
             }
         }
 

@@ -132,15 +132,26 @@ public final class Keys {
      * reaches a log line or a listener raw.
      */
     public static String readable(String key) {
-        String cut = key;
-        if (key.length() > MAX_READABLE_LENGTH) {
-            int end = MAX_READABLE_LENGTH;
-            if (Character.isHighSurrogate(key.charAt(end - 1)) && Character.isLowSurrogate(key.charAt(end))) {
-                end--;
-            }
-            cut = key.substring(0, end);
+        return escape(cut(key));
+    }
+
+    /**
+     * {@link #readable} of a key that {@link #normalize} returned, without the pass that looks for characters to
+     * escape: normalize refused every one of them, and the cut never parts a surrogate pair.
+     */
+    public static String readableNormalized(String normalizedKey) {
+        return cut(normalizedKey);
+    }
+
+    private static String cut(String key) {
+        if (key.length() <= MAX_READABLE_LENGTH) {
+            return key;
         }
-        return escape(cut);
+        int end = MAX_READABLE_LENGTH;
+        if (Character.isHighSurrogate(key.charAt(end - 1)) && Character.isLowSurrogate(key.charAt(end))) {
+            end--;
+        }
+        return key.substring(0, end);
     }
 
     /** {@code text} with every character a key may not hold escaped as in Java source, one UTF-16 unit at a time. */
