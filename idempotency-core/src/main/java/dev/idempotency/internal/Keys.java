@@ -183,6 +183,14 @@ public final class Keys {
      *                                  leniently would make two different scopes or keys hash alike)
      */
     public static byte[] hash(String operation, String scope, String normalizedKey) {
+        // the usual operation, scope and key are ASCII, their own UTF-8: written straight into the one array hashed
+        byte[] ascii = new byte[12 + operation.length() + scope.length() + normalizedKey.length()];
+        int at = asciiPrefixed(ascii, 0, operation);
+        at = at < 0 ? at : asciiPrefixed(ascii, at, scope);
+        at = at < 0 ? at : asciiPrefixed(ascii, at, normalizedKey);
+        if (at >= 0) {
+            return SHA256.get().digest(ascii);
+        }
         byte[] op = strictUtf8(operation, "operation");
         byte[] sc = strictUtf8(scope, "scope");
         byte[] key = strictUtf8(normalizedKey, "key");
@@ -191,6 +199,29 @@ public final class Keys {
         lengthPrefixed(sha, sc);
         lengthPrefixed(sha, key);
         return sha.digest();
+    }
+
+    /**
+     * Writes {@code s} into {@code out} at {@code at} as {@link #lengthPrefixed} hashes it, if it is all ASCII (then its
+     * UTF-8 is one byte per char, and it holds no surrogate).
+     *
+     * @return where the next part goes, or -1 if {@code s} is not all ASCII
+     */
+    private static int asciiPrefixed(byte[] out, int at, String s) {
+        int n = s.length();
+        out[at] = (byte) (n >>> 24);
+        out[at + 1] = (byte) (n >>> 16);
+        out[at + 2] = (byte) (n >>> 8);
+        out[at + 3] = (byte) n;
+        at += 4;
+        for (int i = 0; i < n; i++) {
+            char c = s.charAt(i);
+            if (c >= 0x80) {
+                return -1;
+            }
+            out[at + i] = (byte) c;
+        }
+        return at + n;
     }
 
     private static void lengthPrefixed(MessageDigest sha, byte[] bytes) {

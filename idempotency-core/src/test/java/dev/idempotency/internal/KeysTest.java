@@ -203,6 +203,21 @@ class KeysTest {
         // pinned: the same bytes on every JVM and version (a change here orphans every stored key)
         assertThat(java.util.HexFormat.of().formatHex(Keys.hash("Orders.place", "tenant-a", "K-1")))
                 .isEqualTo("15b2d48a48c572b4e6f04c95b02a853b0d5e5ccde9f216febbf20a5b2d58ad06");
+        // all ASCII (written straight to the hashed bytes), and not (the part-by-part UTF-8): the same format
+        assertThat(Keys.hash("Orders.create", "", "ORDER:A-1")).isEqualTo(expectedHash("Orders.create", "",
+                "ORDER:A-1"));
+        assertThat(Keys.hash("Orders.create", "tenant-\u00e9", "ORDER:A-1"))
+                .isEqualTo(expectedHash("Orders.create", "tenant-\u00e9", "ORDER:A-1"));
+        assertThat(Keys.hash("Orders.create", "t", "\u043a\u043b\u044e\u0447-1"))
+                .isEqualTo(expectedHash("Orders.create", "t", "\u043a\u043b\u044e\u0447-1"));
+        // pinned as the releases before the ASCII path hashed them
+        assertThat(java.util.HexFormat.of().formatHex(Keys.hash("Orders.create", "", "ORDER:A-1")))
+                .isEqualTo("c95808768220c62c5de6ad6a2af64a68ae10479616dfd9f1e1cb0a66cdf094d3");
+        assertThat(java.util.HexFormat.of().formatHex(Keys.hash("Orders.create", "tenant-\u00e9", "ORDER:A-1")))
+                .isEqualTo("f2bbb2034f0790c0123b57eaa2ea63dd78f2588f9a13d56fba3f3f6251ea41b5");
+        assertThat(java.util.HexFormat.of().formatHex(Keys.hash("Orders.create", "t",
+                "\u043a\u043b\u044e\u0447-1")))
+                .isEqualTo("fab28eca9302900cdd0a978cbfd5cc5e0463b1ac35980f7c240c273495647565");
     }
 
     @Test
