@@ -2,7 +2,6 @@ package dev.idempotency.internal;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -217,19 +216,21 @@ public final class Fingerprints {
      * {@code FingerprintsTest} prove these bytes equal Jackson's.)
      */
     static byte @Nullable [] plainAscii(Object[] arguments, IntPredicate ignored) {
-        StringBuilder json = new StringBuilder(16 * arguments.length + 2).append('[');
+        // measured first, then written into an array of the exact size: the one allocation (a StringBuilder, its
+        // String and that String's bytes were three)
+        int size = 2;
         boolean first = true;
         for (int i = 0; i < arguments.length; i++) {
             if (ignored.test(i)) {
                 continue;
             }
             if (!first) {
-                json.append(',');
+                size++;
             }
             first = false;
             Object a = arguments[i];
             if (a == null) {
-                json.append("null");
+                size += 4;
             } else if (a instanceof String s) {
                 for (int c = 0; c < s.length(); c++) {
                     char ch = s.charAt(c);
@@ -237,16 +238,80 @@ public final class Fingerprints {
                         return null;
                     }
                 }
-                json.append('"').append(s).append('"');
+                size += s.length() + 2;
             } else if (a instanceof Boolean b) {
-                json.append(b.booleanValue());
-            } else if (a instanceof Long l) {
-                json.append(l.longValue());
+                size += b ? 4 : 5;
             } else {
-                json.append(((Number) a).intValue()); // Integer, Short, Byte, as the serializer below writes them
+                size += digits(whole(a));
             }
         }
-        return json.append(']').toString().getBytes(StandardCharsets.US_ASCII);
+        byte[] json = new byte[size];
+        int at = 0;
+        json[at++] = '[';
+        first = true;
+        for (int i = 0; i < arguments.length; i++) {
+            if (ignored.test(i)) {
+                continue;
+            }
+            if (!first) {
+                json[at++] = ',';
+            }
+            first = false;
+            Object a = arguments[i];
+            if (a == null) {
+                at = ascii(json, at, "null");
+            } else if (a instanceof String s) {
+                json[at++] = '"';
+                at = ascii(json, at, s);
+                json[at++] = '"';
+            } else if (a instanceof Boolean b) {
+                at = ascii(json, at, b ? "true" : "false");
+            } else {
+                long value = whole(a);
+                at += digits(value);
+                writeDigits(json, at, value);
+            }
+        }
+        json[at] = ']';
+        return json;
+    }
+
+    /** A plain whole number: a Long as it is; Integer, Short, Byte as the serializer writes them (as an int). */
+    private static long whole(Object number) {
+        return number instanceof Long l ? l : ((Number) number).intValue();
+    }
+
+    /** How many characters {@code value} takes in decimal, its minus sign included. */
+    private static int digits(long value) {
+        int n = value < 0 ? 2 : 1;
+        for (long q = value < 0 ? value : -value; q <= -10; q /= 10) {
+            n++;
+        }
+        return n;
+    }
+
+    /**
+     * Writes {@code value} in decimal so that it ends just before {@code end}, worked out on the negative side (where
+     * {@code Long.MIN_VALUE} fits).
+     */
+    private static void writeDigits(byte[] out, int end, long value) {
+        long q = value < 0 ? value : -value;
+        int at = end;
+        do {
+            out[--at] = (byte) ('0' - (q % 10));
+            q /= 10;
+        } while (q != 0);
+        if (value < 0) {
+            out[--at] = '-';
+        }
+    }
+
+    /** Copies an ASCII string into {@code out} at {@code at}; returns where the next byte goes. */
+    private static int ascii(byte[] out, int at, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            out[at + i] = (byte) s.charAt(i);
+        }
+        return at + s.length();
     }
 
     /** The canonical JSON by the general way: written by the canonical mapper, read back as a tree, written sorted. */

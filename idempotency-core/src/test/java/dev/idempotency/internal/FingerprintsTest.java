@@ -227,7 +227,11 @@ class FingerprintsTest {
         for (int n = 0; n < 2_000; n++) {
             Object[] call = new Object[random.nextInt(5)];
             for (int i = 0; i < call.length; i++) {
-                if (random.nextBoolean()) {
+                if (random.nextInt(4) == 0) {
+                    // whole numbers of every length and sign
+                    long wide = random.nextLong() >> random.nextInt(64);
+                    call[i] = random.nextBoolean() ? (Object) wide : (Object) (int) wide;
+                } else if (random.nextBoolean()) {
                     call[i] = scalars[random.nextInt(scalars.length)];
                 } else {
                     StringBuilder s = new StringBuilder();
