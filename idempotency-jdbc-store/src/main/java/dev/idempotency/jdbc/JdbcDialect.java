@@ -322,6 +322,14 @@ public abstract class JdbcDialect {
         }
     }
 
+    /** Writes {@code value} as {@code width} decimal digits, zero-padded, at {@code at}. */
+    static void digits(byte[] b, int at, int value, int width) {
+        for (int i = at + width - 1; i >= at; i--) {
+            b[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
+    }
+
     /** Milliseconds of a timeout, at least one: zero means "wait forever" to several databases. */
     static long atLeastOneMilli(Duration timeout) {
         return Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));

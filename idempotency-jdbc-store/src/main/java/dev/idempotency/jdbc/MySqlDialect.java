@@ -140,14 +140,6 @@ class MySqlDialect extends JdbcDialect {
         return new String(b, StandardCharsets.ISO_8859_1);
     }
 
-    /** Writes {@code value} as {@code width} decimal digits, zero-padded, at {@code at}. */
-    private static void digits(byte[] b, int at, int value, int width) {
-        for (int i = at + width - 1; i >= at; i--) {
-            b[i] = (byte) ('0' + value % 10);
-            value /= 10;
-        }
-    }
-
     @Override
     int nullTimestampType() {
         return java.sql.Types.TIMESTAMP;
