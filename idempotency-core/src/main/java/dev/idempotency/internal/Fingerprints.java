@@ -2,7 +2,6 @@ package dev.idempotency.internal;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -165,6 +164,15 @@ public final class Fingerprints {
      * @throws IllegalArgumentException if an argument cannot be serialized
      */
     public byte[] fingerprint(Object[] arguments, IntPredicate ignored) {
+        if (plain(arguments, ignored)) {
+            // the one pass in plain ASCII, digested from this thread's scratch bytes: no array of its own
+            Keys.Hasher h = Keys.hasher();
+            int n = plainAscii(arguments, ignored, h.scratch);
+            if (n >= 0) {
+                h.sha.update(h.scratch, 0, n);
+                return h.sha.digest();
+            }
+        }
         return Keys.sha256Of(canonicalJson(arguments, ignored));
     }
 
@@ -178,6 +186,11 @@ public final class Fingerprints {
      * other argument, the JSON goes through the tree.
      */
     public byte[] canonicalJson(Object[] arguments, IntPredicate ignored) {
+        return plain(arguments, ignored) ? onePass(arguments, ignored) : throughTree(arguments, ignored);
+    }
+
+    /** Whether every kept argument may be written in one pass. */
+    private boolean plain(Object[] arguments, IntPredicate ignored) {
         for (int i = 0; i < arguments.length; i++) {
             if (ignored.test(i)) {
                 continue;
@@ -185,15 +198,15 @@ public final class Fingerprints {
             Object a = arguments[i];
             if (a == null) {
                 if (!plainNull) {
-                    return throughTree(arguments, ignored);
+                    return false;
                 }
             } else if (!plainScalars.contains(a.getClass())) {
-                return throughTree(arguments, ignored);
+                return false;
             } else if (a instanceof String s && s.length() > longestPlainString) {
-                return throughTree(arguments, ignored); // the tree applies the read limit
+                return false; // the tree applies the read limit
             }
         }
-        return onePass(arguments, ignored);
+        return true;
     }
 
     private byte[] onePass(Object[] arguments, IntPredicate ignored) {
@@ -217,36 +230,100 @@ public final class Fingerprints {
      * {@code FingerprintsTest} prove these bytes equal Jackson's.)
      */
     static byte @Nullable [] plainAscii(Object[] arguments, IntPredicate ignored) {
-        StringBuilder json = new StringBuilder(16 * arguments.length + 2).append('[');
+        long bound = 2;
+        for (int i = 0; i < arguments.length; i++) {
+            bound += 1 + (arguments[i] instanceof String s ? s.length() + 2 : 20);
+        }
+        if (bound > Integer.MAX_VALUE - 16) {
+            return null;
+        }
+        byte[] json = new byte[(int) bound];
+        int n = plainAscii(arguments, ignored, json);
+        return n < 0 ? null : java.util.Arrays.copyOf(json, n);
+    }
+
+    /**
+     * Writes {@link #plainAscii(Object[], IntPredicate)}'s bytes into {@code out}.
+     *
+     * @return how many bytes, or -1 when a string needs escaping or {@code out} is too small
+     */
+    static int plainAscii(Object[] arguments, IntPredicate ignored, byte[] out) {
+        int at = 0;
+        int end = out.length;
+        if (end < 2) {
+            return -1;
+        }
+        out[at++] = '[';
         boolean first = true;
         for (int i = 0; i < arguments.length; i++) {
             if (ignored.test(i)) {
                 continue;
             }
+            // room for a separator, and for any number, boolean or null, and the closing bracket
+            if (end - at < 22) {
+                return -1;
+            }
             if (!first) {
-                json.append(',');
+                out[at++] = ',';
             }
             first = false;
             Object a = arguments[i];
             if (a == null) {
-                json.append("null");
+                at = ascii(out, at, "null");
             } else if (a instanceof String s) {
-                for (int c = 0; c < s.length(); c++) {
+                int n = s.length();
+                if (end - at < n + 3) {
+                    return -1;
+                }
+                out[at++] = '"';
+                for (int c = 0; c < n; c++) {
                     char ch = s.charAt(c);
                     if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' || ch == '/') {
-                        return null;
+                        return -1;
                     }
+                    out[at++] = (byte) ch;
                 }
-                json.append('"').append(s).append('"');
+                out[at++] = '"';
             } else if (a instanceof Boolean b) {
-                json.append(b.booleanValue());
+                at = ascii(out, at, b ? "true" : "false");
             } else if (a instanceof Long l) {
-                json.append(l.longValue());
+                at = decimal(out, at, l);
             } else {
-                json.append(((Number) a).intValue()); // Integer, Short, Byte, as the serializer below writes them
+                at = decimal(out, at, ((Number) a).intValue()); // Integer, Short, Byte, as the serializer writes them
             }
         }
-        return json.append(']').toString().getBytes(StandardCharsets.US_ASCII);
+        if (at >= end) {
+            return -1;
+        }
+        out[at++] = ']';
+        return at;
+    }
+
+    private static int ascii(byte[] out, int at, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            out[at++] = (byte) s.charAt(i);
+        }
+        return at;
+    }
+
+    /** {@code Long.toString(value)}'s characters (at most 20) at {@code at}; returns the index after them. */
+    private static int decimal(byte[] out, int at, long value) {
+        if (value == Long.MIN_VALUE) {
+            return ascii(out, at, "-9223372036854775808");
+        }
+        if (value < 0) {
+            out[at++] = '-';
+            value = -value;
+        }
+        int digits = 1;
+        for (long v = value; v >= 10; v /= 10) {
+            digits++;
+        }
+        for (int i = at + digits - 1; i >= at; i--) {
+            out[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
+        return at + digits;
     }
 
     /** The canonical JSON by the general way: written by the canonical mapper, read back as a tree, written sorted. */
