@@ -322,11 +322,15 @@ public abstract class JdbcDialect {
         }
     }
 
-    /** Writes {@code value} as {@code width} decimal digits, zero-padded, at {@code at}. */
-    static void digits(byte[] b, int at, int value, int width) {
-        for (int i = at + width - 1; i >= at; i--) {
-            b[i] = (byte) ('0' + value % 10);
-            value /= 10;
+    /**
+     * "00" to "99": the pieces of the timestamp texts that the dialects concatenate (a concatenation writes its
+     * string's bytes once, in place, where bytes written first would be copied into the string).
+     */
+    static final String[] TWO_DIGITS = new String[100];
+
+    static {
+        for (int i = 0; i < 100; i++) {
+            TWO_DIGITS[i] = (i < 10 ? "0" : "") + i;
         }
     }
 

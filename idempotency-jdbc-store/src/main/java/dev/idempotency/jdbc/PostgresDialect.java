@@ -180,30 +180,37 @@ final class PostgresDialect extends JdbcDialect {
      * {@code Instant.toString} goes through {@code DateTimeFormatter.ISO_INSTANT}, a {@code LocalDateTime}, a print
      * context and a builder, some 500 bytes of garbage per instant, five instants per guarded call. The same text:
      * {@code yyyy-MM-ddTHH:mm:ss}, then the fraction in groups of three digits as long as it needs (none, 3, 6 or 9),
-     * then {@code Z}.
+     * then {@code Z}. Concatenated from shared pieces, so that the string's bytes are written once, in place.
      */
     static String isoText(long epochSecond, int nano) {
         java.time.LocalDate date = java.time.LocalDate.ofEpochDay(Math.floorDiv(epochSecond, 86_400));
         int second = (int) Math.floorMod(epochSecond, 86_400);
-        int fraction = nano == 0 ? 0 : nano % 1_000_000 == 0 ? 3 : nano % 1000 == 0 ? 6 : 9;
-        byte[] b = new byte[20 + (fraction == 0 ? 0 : fraction + 1)];
-        digits(b, 0, date.getYear(), 4);
-        b[4] = '-';
-        digits(b, 5, date.getMonthValue(), 2);
-        b[7] = '-';
-        digits(b, 8, date.getDayOfMonth(), 2);
-        b[10] = 'T';
-        digits(b, 11, second / 3600, 2);
-        b[13] = ':';
-        digits(b, 14, second / 60 % 60, 2);
-        b[16] = ':';
-        digits(b, 17, second % 60, 2);
-        if (fraction != 0) {
-            b[19] = '.';
-            digits(b, 20, fraction == 3 ? nano / 1_000_000 : fraction == 6 ? nano / 1000 : nano, fraction);
+        String century = TWO_DIGITS[date.getYear() / 100];
+        String year = TWO_DIGITS[date.getYear() % 100];
+        String month = TWO_DIGITS[date.getMonthValue()];
+        String day = TWO_DIGITS[date.getDayOfMonth()];
+        String hour = TWO_DIGITS[second / 3600];
+        String minute = TWO_DIGITS[second / 60 % 60];
+        String sec = TWO_DIGITS[second % 60];
+        // one concatenation per shape: each writes its string's bytes once, with no intermediate string
+        if (nano == 0) {
+            return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + 'Z';
         }
-        b[b.length - 1] = 'Z';
-        return new String(b, java.nio.charset.StandardCharsets.ISO_8859_1);
+        int millis = nano / 1_000_000;
+        String milli1 = TWO_DIGITS[millis / 10];
+        char milli2 = (char) ('0' + millis % 10);
+        if (nano % 1_000_000 == 0) {
+            return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + '.' + milli1
+                    + milli2 + 'Z';
+        }
+        if (nano % 1000 == 0) {
+            int micros = nano / 1000 % 1000;
+            return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + '.' + milli1
+                    + milli2 + TWO_DIGITS[micros / 10] + (char) ('0' + micros % 10) + 'Z';
+        }
+        int rest = nano % 1_000_000;
+        return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + '.' + milli1
+                + milli2 + TWO_DIGITS[rest / 10_000] + TWO_DIGITS[rest / 100 % 100] + TWO_DIGITS[rest % 100] + 'Z';
     }
 
     @Override
