@@ -44,11 +44,9 @@ public final class IdempotencyContext {
     }
 
     static void exit(Call previous) {
-        if (previous == null) {
-            CURRENT.remove();
-        } else {
-            CURRENT.set(previous);
-        }
+        // set, not remove: the thread's entry stays (holding no call) for the next call to reuse, where a removed
+        // one would be made anew by every call
+        CURRENT.set(previous);
     }
 
     /** Whether a scope is open on this thread, to be told the outcomes of the calls made in it. */

@@ -195,8 +195,9 @@ public final class IdempotentExecutor {
         return gates.callers(keyHash);
     }
 
+    /** The clock's instant in whole milliseconds (as {@link #millis} truncates it), made as one instant. */
     private Instant now() {
-        return millis(clock.instant());
+        return Instant.ofEpochMilli(clock.millis());
     }
 
     /**
@@ -489,7 +490,12 @@ public final class IdempotentExecutor {
         private ClaimResult claim() {
             ClaimRequest request = request(now());
             claim = request;
-            return store(() -> onStore(() -> store.claim(request)));
+            // what store(() -> onStore(() -> store.claim(request))) does, without two lambdas on every call
+            try {
+                return independent ? outside(() -> store.claim(request)) : store.claim(request);
+            } catch (RuntimeException e) {
+                throw storeFailure(e);
+            }
         }
 
         /**
@@ -513,27 +519,34 @@ public final class IdempotentExecutor {
         private <R> R store(Supplier<R> operation) {
             try {
                 return operation.get();
-            } catch (IdempotencyInProgressException e) {
-                // a store that cannot wait any longer in this transaction (a snapshot that cannot see the winner)
-                throw fail(Outcome.IN_PROGRESS, e);
-            } catch (IdempotencyException e) {
-                throw fail(Outcome.FAILED, e);
             } catch (RuntimeException e) {
-                if (e instanceof CallerTransactionAborted) {
-                    // the database already rolled the caller's transaction back (or it can never see the outcome):
-                    // nothing of it may commit now, and only a retry of the whole transaction can go on
-                    transactions.setRollbackOnly();
-                    throw fail(Outcome.FAILED, e);
-                }
-                IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
-                        + (e instanceof CircuitOpenException open && !open.storeAsked()
-                        ? ": the idempotency store is unavailable (its circuit is open) for key '"
-                        : ": the idempotency store failed for key '") + readable + "'", false, e);
-                if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
-                    throw new Unguarded(failure);
-                }
-                throw fail(Outcome.FAILED, failure);
+                throw storeFailure(e);
             }
+        }
+
+        /** What a failure of the store while claiming or reading the key is thrown as (and publishes). */
+        private RuntimeException storeFailure(RuntimeException e) {
+            if (e instanceof IdempotencyInProgressException) {
+                // a store that cannot wait any longer in this transaction (a snapshot that cannot see the winner)
+                return fail(Outcome.IN_PROGRESS, e);
+            }
+            if (e instanceof IdempotencyException) {
+                return fail(Outcome.FAILED, e);
+            }
+            if (e instanceof CallerTransactionAborted) {
+                // the database already rolled the caller's transaction back (or it can never see the outcome):
+                // nothing of it may commit now, and only a retry of the whole transaction can go on
+                transactions.setRollbackOnly();
+                return fail(Outcome.FAILED, e);
+            }
+            IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
+                    + (e instanceof CircuitOpenException open && !open.storeAsked()
+                    ? ": the idempotency store is unavailable (its circuit is open) for key '"
+                    : ": the idempotency store failed for key '") + readable + "'", false, e);
+            if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
+                return new Unguarded(failure);
+            }
+            return fail(Outcome.FAILED, failure);
         }
 
         /**
@@ -847,7 +860,9 @@ public final class IdempotentExecutor {
             Instant expiresAt = millis(now().plus(op.ttl()));
             boolean recorded;
             try {
-                recorded = owned.write(() -> store.complete(keyHash, lease, data, expiresAt));
+                // what owned.write(() -> store.complete(...)) does, without a lambda when the claim is joined
+                recorded = owned.joined ? store.complete(keyHash, lease, data, expiresAt)
+                        : outside(() -> store.complete(keyHash, lease, data, expiresAt));
             } catch (RuntimeException e) {
                 IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
                         + ": could not record the result of key '" + readable + "'", true, e);

@@ -164,6 +164,15 @@ public final class Fingerprints {
      * @throws IllegalArgumentException if an argument cannot be serialized
      */
     public byte[] fingerprint(Object[] arguments, IntPredicate ignored) {
+        if (plain(arguments, ignored)) {
+            // the one pass in plain ASCII, digested from this thread's scratch bytes: no array of its own
+            Keys.Hasher h = Keys.hasher();
+            int n = plainAscii(arguments, ignored, h.scratch);
+            if (n >= 0) {
+                h.sha.update(h.scratch, 0, n);
+                return h.sha.digest();
+            }
+        }
         return Keys.sha256Of(canonicalJson(arguments, ignored));
     }
 
@@ -177,6 +186,11 @@ public final class Fingerprints {
      * other argument, the JSON goes through the tree.
      */
     public byte[] canonicalJson(Object[] arguments, IntPredicate ignored) {
+        return plain(arguments, ignored) ? onePass(arguments, ignored) : throughTree(arguments, ignored);
+    }
+
+    /** Whether every kept argument may be written in one pass. */
+    private boolean plain(Object[] arguments, IntPredicate ignored) {
         for (int i = 0; i < arguments.length; i++) {
             if (ignored.test(i)) {
                 continue;
@@ -184,15 +198,15 @@ public final class Fingerprints {
             Object a = arguments[i];
             if (a == null) {
                 if (!plainNull) {
-                    return throughTree(arguments, ignored);
+                    return false;
                 }
             } else if (!plainScalars.contains(a.getClass())) {
-                return throughTree(arguments, ignored);
+                return false;
             } else if (a instanceof String s && s.length() > longestPlainString) {
-                return throughTree(arguments, ignored); // the tree applies the read limit
+                return false; // the tree applies the read limit
             }
         }
-        return onePass(arguments, ignored);
+        return true;
     }
 
     private byte[] onePass(Object[] arguments, IntPredicate ignored) {
@@ -216,102 +230,100 @@ public final class Fingerprints {
      * {@code FingerprintsTest} prove these bytes equal Jackson's.)
      */
     static byte @Nullable [] plainAscii(Object[] arguments, IntPredicate ignored) {
-        // measured first, then written into an array of the exact size: the one allocation (a StringBuilder, its
-        // String and that String's bytes were three)
-        int size = 2;
+        long bound = 2;
+        for (int i = 0; i < arguments.length; i++) {
+            bound += 1 + (arguments[i] instanceof String s ? s.length() + 2 : 20);
+        }
+        if (bound > Integer.MAX_VALUE - 16) {
+            return null;
+        }
+        byte[] json = new byte[(int) bound];
+        int n = plainAscii(arguments, ignored, json);
+        return n < 0 ? null : java.util.Arrays.copyOf(json, n);
+    }
+
+    /**
+     * Writes {@link #plainAscii(Object[], IntPredicate)}'s bytes into {@code out}.
+     *
+     * @return how many bytes, or -1 when a string needs escaping or {@code out} is too small
+     */
+    static int plainAscii(Object[] arguments, IntPredicate ignored, byte[] out) {
+        int at = 0;
+        int end = out.length;
+        if (end < 2) {
+            return -1;
+        }
+        out[at++] = '[';
         boolean first = true;
         for (int i = 0; i < arguments.length; i++) {
             if (ignored.test(i)) {
                 continue;
             }
+            // room for a separator, and for any number, boolean or null, and the closing bracket
+            if (end - at < 22) {
+                return -1;
+            }
             if (!first) {
-                size++;
+                out[at++] = ',';
             }
             first = false;
             Object a = arguments[i];
             if (a == null) {
-                size += 4;
+                at = ascii(out, at, "null");
             } else if (a instanceof String s) {
-                for (int c = 0; c < s.length(); c++) {
+                int n = s.length();
+                if (end - at < n + 3) {
+                    return -1;
+                }
+                out[at++] = '"';
+                for (int c = 0; c < n; c++) {
                     char ch = s.charAt(c);
                     if (ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' || ch == '/') {
-                        return null;
+                        return -1;
                     }
+                    out[at++] = (byte) ch;
                 }
-                size += s.length() + 2;
+                out[at++] = '"';
             } else if (a instanceof Boolean b) {
-                size += b ? 4 : 5;
+                at = ascii(out, at, b ? "true" : "false");
+            } else if (a instanceof Long l) {
+                at = decimal(out, at, l);
             } else {
-                size += digits(whole(a));
+                at = decimal(out, at, ((Number) a).intValue()); // Integer, Short, Byte, as the serializer writes them
             }
         }
-        byte[] json = new byte[size];
-        int at = 0;
-        json[at++] = '[';
-        first = true;
-        for (int i = 0; i < arguments.length; i++) {
-            if (ignored.test(i)) {
-                continue;
-            }
-            if (!first) {
-                json[at++] = ',';
-            }
-            first = false;
-            Object a = arguments[i];
-            if (a == null) {
-                at = ascii(json, at, "null");
-            } else if (a instanceof String s) {
-                json[at++] = '"';
-                at = ascii(json, at, s);
-                json[at++] = '"';
-            } else if (a instanceof Boolean b) {
-                at = ascii(json, at, b ? "true" : "false");
-            } else {
-                long value = whole(a);
-                at += digits(value);
-                writeDigits(json, at, value);
-            }
+        if (at >= end) {
+            return -1;
         }
-        json[at] = ']';
-        return json;
+        out[at++] = ']';
+        return at;
     }
 
-    /** A plain whole number: a Long as it is; Integer, Short, Byte as the serializer writes them (as an int). */
-    private static long whole(Object number) {
-        return number instanceof Long l ? l : ((Number) number).intValue();
-    }
-
-    /** How many characters {@code value} takes in decimal, its minus sign included. */
-    private static int digits(long value) {
-        int n = value < 0 ? 2 : 1;
-        for (long q = value < 0 ? value : -value; q <= -10; q /= 10) {
-            n++;
-        }
-        return n;
-    }
-
-    /**
-     * Writes {@code value} in decimal so that it ends just before {@code end}, worked out on the negative side (where
-     * {@code Long.MIN_VALUE} fits).
-     */
-    private static void writeDigits(byte[] out, int end, long value) {
-        long q = value < 0 ? value : -value;
-        int at = end;
-        do {
-            out[--at] = (byte) ('0' - (q % 10));
-            q /= 10;
-        } while (q != 0);
-        if (value < 0) {
-            out[--at] = '-';
-        }
-    }
-
-    /** Copies an ASCII string into {@code out} at {@code at}; returns where the next byte goes. */
     private static int ascii(byte[] out, int at, String s) {
         for (int i = 0; i < s.length(); i++) {
-            out[at + i] = (byte) s.charAt(i);
+            out[at++] = (byte) s.charAt(i);
         }
-        return at + s.length();
+        return at;
+    }
+
+    /** {@code Long.toString(value)}'s characters (at most 20) at {@code at}; returns the index after them. */
+    private static int decimal(byte[] out, int at, long value) {
+        if (value == Long.MIN_VALUE) {
+            return ascii(out, at, "-9223372036854775808");
+        }
+        if (value < 0) {
+            out[at++] = '-';
+            value = -value;
+        }
+        int digits = 1;
+        for (long v = value; v >= 10; v /= 10) {
+            digits++;
+        }
+        for (int i = at + digits - 1; i >= at; i--) {
+            out[i] = (byte) ('0' + value % 10);
+            value /= 10;
+        }
+        return at + digits;
     }
 
     /** The canonical JSON by the general way: written by the canonical mapper, read back as a tree, written sorted. */

@@ -183,45 +183,39 @@ public final class Keys {
      *                                  leniently would make two different scopes or keys hash alike)
      */
     public static byte[] hash(String operation, String scope, String normalizedKey) {
-        // the usual operation, scope and key are ASCII, their own UTF-8: written straight into the one array hashed
-        byte[] ascii = new byte[12 + operation.length() + scope.length() + normalizedKey.length()];
-        int at = asciiPrefixed(ascii, 0, operation);
-        at = at < 0 ? at : asciiPrefixed(ascii, at, scope);
-        at = at < 0 ? at : asciiPrefixed(ascii, at, normalizedKey);
-        if (at >= 0) {
-            return SHA256.get().digest(ascii);
-        }
-        byte[] op = strictUtf8(operation, "operation");
-        byte[] sc = strictUtf8(scope, "scope");
-        byte[] key = strictUtf8(normalizedKey, "key");
-        MessageDigest sha = SHA256.get();
-        lengthPrefixed(sha, op);
-        lengthPrefixed(sha, sc);
-        lengthPrefixed(sha, key);
-        return sha.digest();
+        // every part is checked before the digest is touched: a refusal leaves this thread's digest clean
+        checkUtf8(operation, "operation");
+        checkUtf8(scope, "scope");
+        checkUtf8(normalizedKey, "key");
+        Hasher h = HASHER.get();
+        lengthPrefixed(h, operation);
+        lengthPrefixed(h, scope);
+        lengthPrefixed(h, normalizedKey);
+        return h.sha.digest();
     }
 
     /**
-     * Writes {@code s} into {@code out} at {@code at} as {@link #lengthPrefixed} hashes it, if it is all ASCII (then its
-     * UTF-8 is one byte per char, and it holds no surrogate).
-     *
-     * @return where the next part goes, or -1 if {@code s} is not all ASCII
+     * Digests the UTF-8 byte count of {@code s} (four bytes, big-endian), then its UTF-8. A string of ASCII, the usual
+     * operation name and key, goes through the thread's scratch bytes rather than a new array per part.
      */
-    private static int asciiPrefixed(byte[] out, int at, String s) {
+    private static void lengthPrefixed(Hasher h, String s) {
         int n = s.length();
-        out[at] = (byte) (n >>> 24);
-        out[at + 1] = (byte) (n >>> 16);
-        out[at + 2] = (byte) (n >>> 8);
-        out[at + 3] = (byte) n;
-        at += 4;
-        for (int i = 0; i < n; i++) {
+        byte[] b = h.scratch;
+        boolean ascii = n <= b.length - 4;
+        for (int i = 0; ascii && i < n; i++) {
             char c = s.charAt(i);
-            if (c >= 0x80) {
-                return -1;
-            }
-            out[at + i] = (byte) c;
+            b[4 + i] = (byte) c;
+            ascii = c < 0x80;
         }
-        return at + n;
+        if (!ascii) {
+            lengthPrefixed(h.sha, s.getBytes(StandardCharsets.UTF_8));
+            return;
+        }
+        b[0] = (byte) (n >>> 24);
+        b[1] = (byte) (n >>> 16);
+        b[2] = (byte) (n >>> 8);
+        b[3] = (byte) n;
+        h.sha.update(b, 0, n + 4);
     }
 
     private static void lengthPrefixed(MessageDigest sha, byte[] bytes) {
@@ -233,8 +227,8 @@ public final class Keys {
         sha.update(bytes);
     }
 
-    /** The UTF-8 of {@code s}, refused if it holds an unpaired surrogate (which has no UTF-8 form). */
-    private static byte[] strictUtf8(String s, String what) {
+    /** Refuses {@code s} if it holds an unpaired surrogate (which has no UTF-8 form). */
+    private static void checkUtf8(String s, String what) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (Character.isSurrogate(c)) {
@@ -245,18 +239,29 @@ public final class Keys {
                 }
             }
         }
-        return s.getBytes(StandardCharsets.UTF_8);
     }
 
     /**
-     * One SHA-256 per thread, reused: {@code digest()} leaves it reset, and nothing between taking it and that call
-     * can fail.
+     * This thread's SHA-256 and scratch bytes for what it digests, reused: {@code digest()} leaves the digest reset,
+     * and nothing between taking it and that call can fail.
      */
-    private static final ThreadLocal<MessageDigest> SHA256 = ThreadLocal.withInitial(Keys::sha256);
+    static final class Hasher {
+        /** The scratch bytes' size: a key (at most 1,024 characters) with its length prefix fits. */
+        static final int SCRATCH = 2048;
+        final MessageDigest sha = sha256();
+        final byte[] scratch = new byte[SCRATCH];
+    }
+
+    private static final ThreadLocal<Hasher> HASHER = ThreadLocal.withInitial(Hasher::new);
+
+    /** This thread's digest and scratch bytes: whoever takes them digests (or drops) what it put in before returning. */
+    static Hasher hasher() {
+        return HASHER.get();
+    }
 
     /** SHA-256 of {@code bytes}, on this thread's digest. */
     public static byte[] sha256Of(byte[] bytes) {
-        return SHA256.get().digest(bytes);
+        return HASHER.get().sha.digest(bytes);
     }
 
     /** A new SHA-256 digest. */

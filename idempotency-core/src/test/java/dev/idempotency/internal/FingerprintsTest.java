@@ -244,6 +244,8 @@ class FingerprintsTest {
             IntPredicate ignored = call.length > 1 && random.nextBoolean() ? i -> i == 1 : NONE;
             byte[] tree = fingerprints.throughTree(call, ignored);
             assertThat(fingerprints.canonicalJson(call, ignored)).as(java.util.Arrays.toString(call)).isEqualTo(tree);
+            assertThat(fingerprints.fingerprint(call, ignored)).as("the fingerprint of %s", java.util.Arrays.toString(call))
+                    .isEqualTo(Keys.sha256Of(tree));
             byte[] plain = Fingerprints.plainAscii(call, ignored);
             if (plain != null) {
                 withoutJackson++;
@@ -251,6 +253,10 @@ class FingerprintsTest {
             }
         }
         assertThat(withoutJackson).as("calls written without Jackson").isGreaterThan(500);
+        // longer than the thread's scratch bytes: written the other way, the same fingerprint
+        Object[] longCall = {"x".repeat(5_000), 7L, "y".repeat(1_500)};
+        assertThat(fingerprints.fingerprint(longCall, NONE))
+                .isEqualTo(Keys.sha256Of(fingerprints.throughTree(longCall, NONE)));
         assertThat(Fingerprints.plainAscii(new Object[] {"a/b"}, NONE)).isNull();
         assertThat(Fingerprints.plainAscii(new Object[] {"caf\u00e9"}, NONE)).isNull();
         assertThat(Fingerprints.plainAscii(new Object[] {"tab\t"}, NONE)).isNull();

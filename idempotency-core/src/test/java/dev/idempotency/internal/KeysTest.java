@@ -314,4 +314,24 @@ class KeysTest {
         String fits = "b".repeat(255);
         assertThat(Keys.readable(fits)).isSameAs(fits);
     }
+
+    @Test
+    void asciiPartsDigestedFromScratchBytesHashAsTheirUtf8() throws Exception {
+        String[][] cases = {{"Orders.create", "", "ORDER:1"}, {"Orders.create", "tenant-\u00e9", "caf\u00e9"},
+            {"op", "t", "\ud83d\ude00 emoji"}, {"op", "", "k".repeat(1024)}, {"op", "s".repeat(3000), "k"},
+            {"", "", ""}};
+        for (String[] c : cases) {
+            assertThat(Keys.hash(c[0], c[1], c[2])).as(String.join("|", c)).isEqualTo(expectedHash(c));
+        }
+    }
+
+    @Test
+    void aRefusedPartLeavesTheThreadsDigestClean() throws Exception {
+        // the parts are checked before any is digested: a refusal must not leave bytes in the thread's digest
+        assertThatThrownBy(() -> Keys.hash("op", "tenant", "bad\ud800")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Keys.hash("op", "\udc00", "k")).isInstanceOf(IllegalArgumentException.class);
+        assertThat(Keys.hash("op", "", "K-1")).isEqualTo(expectedHash("op", "", "K-1"));
+        assertThat(Keys.sha256Of(new byte[] {1, 2})).isEqualTo(
+                java.security.MessageDigest.getInstance("SHA-256").digest(new byte[] {1, 2}));
+    }
 }

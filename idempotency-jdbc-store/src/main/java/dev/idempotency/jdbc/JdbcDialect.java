@@ -322,6 +322,18 @@ public abstract class JdbcDialect {
         }
     }
 
+    /**
+     * "00" to "99": the pieces of the timestamp texts that the dialects concatenate (a concatenation writes its
+     * string's bytes once, in place, where bytes written first would be copied into the string).
+     */
+    static final String[] TWO_DIGITS = new String[100];
+
+    static {
+        for (int i = 0; i < 100; i++) {
+            TWO_DIGITS[i] = (i < 10 ? "0" : "") + i;
+        }
+    }
+
     /** Milliseconds of a timeout, at least one: zero means "wait forever" to several databases. */
     static long atLeastOneMilli(Duration timeout) {
         return Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));

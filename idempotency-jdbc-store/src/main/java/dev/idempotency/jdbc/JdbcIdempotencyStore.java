@@ -23,7 +23,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -100,6 +99,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     private final @Nullable JdbcDialect configuredDialect;
     private final SQLExceptionTranslator translator;
     private volatile @Nullable Resolved resolved;
+    /** Maps a row ({@link #map}), made once rather than per claim. */
+    private final JdbcDialect.RowReader reader = this::map;
     /** Whether the server rolls back a whole transaction on a lock wait timeout; read on the first one. */
     private volatile @Nullable Boolean rollbackOnTimeout;
 
@@ -191,10 +192,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         try {
             if (observed == null && dialect.claimsAtOnce()) {
                 // a single statement commits on its own without the caller's transaction: no local one around it
-                return execute(task, () -> describe(r), !dialect.claimAtOnceIsOneStatement(), (con, inTransaction) ->
+                return execute(task, r, !dialect.claimAtOnceIsOneStatement(), (con, inTransaction) ->
                         claimAtOnce(con, rs, r, inTransaction));
             }
-            return execute(task, () -> describe(r), true, (con, inTransaction) ->
+            return execute(task, r, true, (con, inTransaction) ->
                     dialect.withLockTimeout(con, inTransaction, r.lockTimeout(), () -> {
                         // MySQL/MariaDB in the caller's transaction: read before writing, see locksRowsItMeets
                         boolean readFirst = inTransaction && dialect.locksRowsItMeets();
@@ -232,6 +233,15 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
 
     private static String describe(byte[] keyHash) {
         return "idempotency key hash " + HexFormat.of().formatHex(keyHash);
+    }
+
+    /**
+     * What a failure names, made only when one is thrown: a claim's key, a key hash, or the text given. (A subject is
+     * passed as it is, not as a lambda that describes it, which would cost an object on every call.)
+     */
+    private static String subjectText(Object subject) {
+        return subject instanceof ClaimRequest r ? describe(r)
+                : subject instanceof byte[] keyHash ? describe(keyHash) : String.valueOf(subject);
     }
 
     /** A lock timeout is an answer, not a failure; a session setting that could not be put back is still told. */
@@ -296,7 +306,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         }
         for (int attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
             JdbcDialect.ClaimAttempt a = rs.dialect().claimAtOnce(con, inTransaction, r.lockTimeout(), rs.sql(),
-                    (ps, first) -> bindClaim(ps, first, r), r.keyHash(), this::map);
+                    (ps, first) -> bindClaim(ps, first, r), r.keyHash(), reader);
             if (a.inserted()) {
                 return ClaimResult.acquired(inTransaction);
             }
@@ -392,7 +402,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(expiresAt, "expiresAt");
         Resolved rs = resolve();
-        return execute("complete", () -> describe(keyHash), false, (con, tx) ->
+        return execute("complete", keyHash, false, (con, tx) ->
                 update(con, rs.sql().complete(), ps -> {
                     ps.setBytes(1, result);
                     rs.dialect().bindInstant(ps, 2, expiresAt);
@@ -423,7 +433,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             d.bindInstant(ps, 2, leaseUntil);
         };
         // the database's clock decides, inside the statement: the caller's now may run ahead of the lease's owner
-        return execute("markNeedsReviewIfStale", () -> describe(keyHash), false, (con, inTransaction) -> {
+        return execute("markNeedsReviewIfStale", keyHash, false, (con, inTransaction) -> {
             if (inTransaction && d.locksRowsItMeets() && !exists(con, rs.sql().selectIfStale(), claim)) {
                 // a live claim (or another row): no write, so no lock on a row its owner needs to complete
                 return false;
@@ -439,7 +449,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(newLeaseUntil, "newLeaseUntil");
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
-        return execute("renew", () -> describe(keyHash), false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
+        return execute("renew", keyHash, false, (con, tx) -> update(con, rs.sql().renew(), ps -> {
             d.bindInstant(ps, 1, newLeaseUntil);
             ps.setBytes(2, keyHash);
             d.bindInstant(ps, 3, leaseUntil);
@@ -450,7 +460,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(keyHash, "keyHash");
         Objects.requireNonNull(leaseUntil, "leaseUntil");
         JdbcDialect d = resolve().dialect();
-        return execute(task, () -> describe(keyHash), false, (con, tx) -> update(con, statement, ps -> {
+        return execute(task, keyHash, false, (con, tx) -> update(con, statement, ps -> {
             ps.setBytes(1, keyHash);
             d.bindInstant(ps, 2, leaseUntil);
         }) == 1);
@@ -460,7 +470,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     public Optional<IdempotencyRecord> find(byte[] keyHash) {
         Objects.requireNonNull(keyHash, "keyHash");
         Resolved rs = resolve();
-        return execute("find", () -> describe(keyHash), false, (con, tx) -> query(con, rs.sql().select(), keyHash));
+        return execute("find", keyHash, false, (con, tx) -> query(con, rs.sql().select(), keyHash));
     }
 
     @Override
@@ -470,7 +480,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
         // conditional on the observed state, as takeOver is: a claim taken over or completed meanwhile is kept
-        return execute("resolve", () -> describe(observed.keyHash()), false, (con, tx) -> result == null
+        return execute("resolve", observed.keyHash(), false, (con, tx) -> result == null
                 ? update(con, rs.sql().resolveDelete(), ps -> bindObserved(ps, 1, d, observed)) == 1
                 : update(con, rs.sql().resolveWithResult(), ps -> {
                     ps.setBytes(1, result);
@@ -501,7 +511,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
                     + batchSize);
         }
         Resolved rs = resolve();
-        return execute("purgeExpired", () -> "expired records", false, (con, tx) ->
+        return execute("purgeExpired", "expired records", false, (con, tx) ->
                 update(con, rs.sql().purge(), ps -> {
                     rs.dialect().bindInstant(ps, 1, now);
                     ps.setInt(2, batchSize);
@@ -519,7 +529,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(now, "now");
         Resolved rs = resolve();
         JdbcDialect d = rs.dialect();
-        return execute("backlog", () -> "records by status", false, (con, tx) -> {
+        return execute("backlog", "records by status", false, (con, tx) -> {
             Map<String, Backlog> byOperation = new TreeMap<>();
             try (PreparedStatement ps = con.prepareStatement(rs.sql().backlog())) {
                 d.bindInstant(ps, 1, now);
@@ -557,7 +567,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             throw new IllegalArgumentException("JdbcIdempotencyStore." + task + ": limit must be positive, was "
                     + limit);
         }
-        return execute(task, () -> "records by status", false, (con, tx) -> {
+        return execute(task, "records by status", false, (con, tx) -> {
             List<IdempotencyRecord> found = new ArrayList<>();
             try (PreparedStatement ps = con.prepareStatement(sql)) {
                 ps.setMaxRows(limit);
@@ -586,7 +596,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      * connection does not auto-commit. Deadlocks and serialization failures of a local transaction are retried: the
      * database rolled it back whole.
      */
-    private <T> T execute(String task, Supplier<String> subject, boolean atomic, ConnectionWork<T> work) {
+    private <T> T execute(String task, Object subject, boolean atomic, ConnectionWork<T> work) {
         Connection con = DataSourceUtils.getConnection(dataSource);
         boolean inCallerTransaction = false;
         try {
@@ -627,7 +637,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      * {@link CallerTransactionAbortedException}; a lock timeout stays an answer unless the server rolled back the
      * transaction with it.
      */
-    private <T> T inCallerTransaction(String task, Supplier<String> subject, Connection con, ConnectionWork<T> work)
+    private <T> T inCallerTransaction(String task, Object subject, Connection con, ConnectionWork<T> work)
             throws SQLException {
         try {
             return work.run(con, true);
@@ -668,10 +678,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         return known;
     }
 
-    private CallerTransactionAbortedException aborted(String task, Supplier<String> subject, Exception e) {
+    private CallerTransactionAbortedException aborted(String task, Object subject, Exception e) {
         SQLException cause = (SQLException) (e instanceof SQLException ? e : e.getCause());
         CallerTransactionAbortedException aborted = new CallerTransactionAbortedException("JdbcIdempotencyStore."
-                + task + " on table " + tableName + ", " + subject.get() + ": the database "
+                + task + " on table " + tableName + ", " + subjectText(subject) + ": the database "
                 + (resolve().dialect().classify(cause) == JdbcDialect.Failure.LOCK_TIMEOUT
                         ? "rolled back the caller's whole transaction on a lock wait timeout "
                                 + "(innodb_rollback_on_timeout=ON)"

@@ -107,32 +107,50 @@ final class MariaDbDialect extends MySqlDialect {
      * its primary key (measured: docs/benchmarks.md).
      */
     private String readThenClaim(Statements sql, long seconds) {
+        return cached(readThenClaim, sql, seconds, true);
+    }
+
+    /** Per table (its claim's text) and lock wait in seconds: the claim in the store's own transaction, made once. */
+    private final Map<String, String[]> claimAlone = new ConcurrentHashMap<>();
+
+    private String cached(Map<String, String[]> cache, Statements sql, long seconds, boolean readFirst) {
         if (seconds >= PREFIXES.length) {
-            return readThenClaim(sql, prefix(seconds));
+            return text(sql, prefix(seconds), readFirst);
         }
-        String[] texts = readThenClaim.computeIfAbsent(sql.claimAtOnce(), k -> new String[PREFIXES.length]);
+        String[] texts = cache.computeIfAbsent(sql.claimAtOnce(), k -> new String[PREFIXES.length]);
         String text = texts[(int) seconds];
         if (text == null) {
-            text = readThenClaim(sql, PREFIXES[(int) seconds]);
+            text = text(sql, PREFIXES[(int) seconds], readFirst);
             texts[(int) seconds] = text; // a benign race: every thread makes the same text
         }
         return text;
     }
 
-    private static String readThenClaim(Statements sql, String prefix) {
+    /**
+     * The text of a claim, compacted ({@link #compact}): the driver copies and scans the whole text on every call
+     * (client-side prepared) and sends it, so each character counts.
+     */
+    private static String text(Statements sql, String prefix, boolean readFirst) {
+        if (!readFirst) {
+            return compact(prefix + sql.claimAtOnce());
+        }
         // "SELECT <the columns>" and "<table> WHERE key_hash = ?"
         String[] columnsAndFrom = sql.select().strip().split("\\s+FROM\\s+", 2);
-        return "/*client prepare*/BEGIN NOT ATOMIC\nDECLARE v_found INT;\nSELECT EXISTS (SELECT 1 FROM "
+        return compact("/*client prepare*/BEGIN NOT ATOMIC\nDECLARE v_found INT;\nSELECT EXISTS (SELECT 1 FROM "
                 + columnsAndFrom[1] + ") INTO v_found;\nIF v_found THEN\n" + columnsAndFrom[0] + ", NULL, 1 FROM "
-                + columnsAndFrom[1] + ";\nELSE\n" + prefix + sql.claimAtOnce().strip() + ", 0;\nEND IF;\nEND";
+                + columnsAndFrom[1] + ";\nELSE\n" + prefix + sql.claimAtOnce().strip() + ", 0;\nEND IF;\nEND");
+    }
+
+    /** Single spaces for runs of white space, none around commas: no literal of the claim holds either. */
+    private static String compact(String sql) {
+        return sql.strip().replaceAll("\\s+", " ").replace(", ", ",");
     }
 
     @Override
     ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
             IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
         long seconds = atLeastOneSecond(timeout);
-        String text = inCallerTransaction ? readThenClaim(sql, seconds)
-                : (seconds < PREFIXES.length ? PREFIXES[(int) seconds] : prefix(seconds)) + sql.claimAtOnce();
+        String text = inCallerTransaction ? readThenClaim(sql, seconds) : cached(claimAlone, sql, seconds, false);
         int first = inCallerTransaction ? 3 : 1;
         long token = ThreadLocalRandom.current().nextLong();
         try (PreparedStatement ps = con.prepareStatement(text)) {

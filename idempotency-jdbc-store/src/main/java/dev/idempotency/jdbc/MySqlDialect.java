@@ -1,6 +1,5 @@
 package dev.idempotency.jdbc;
 
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -105,7 +104,7 @@ class MySqlDialect extends JdbcDialect {
     /**
      * An instant as the text of its UTC {@code DATETIME} literal, {@code yyyy-MM-dd HH:mm:ss[.SSSSSS]}: the literal
      * MariaDB Connector/J writes for a {@link LocalDateTime} (whose {@code DateTimeFormatter} costs about 1 KB of
-     * garbage per bind, and {@code LocalDateTime.ofInstant} new zone rules), made here with nothing but the string;
+     * garbage per bind, and {@code LocalDateTime.ofInstant} new zone rules), concatenated here from shared pieces;
      * the server reads it as the column's type, in a comparison as in an insert. A year outside 1-9999 (which no
      * {@code DATETIME} holds, and which the driver's pattern writes in years of an era) stays a
      * {@link LocalDateTime}, for the driver and the server to handle as before.
@@ -120,32 +119,20 @@ class MySqlDialect extends JdbcDialect {
             return LocalDateTime.ofEpochSecond(seconds, nano, ZoneOffset.UTC);
         }
         int second = (int) Math.floorMod(seconds, 86_400);
+        String century = TWO_DIGITS[year / 100];
+        String yy = TWO_DIGITS[year % 100];
+        String month = TWO_DIGITS[date.getMonthValue()];
+        String day = TWO_DIGITS[date.getDayOfMonth()];
+        String hour = TWO_DIGITS[second / 3600];
+        String minute = TWO_DIGITS[second / 60 % 60];
+        String sec = TWO_DIGITS[second % 60];
         // the driver's rule: six digits of microseconds when the instant has a fraction, none otherwise
-        byte[] b = new byte[nano == 0 ? 19 : 26];
-        digits(b, 0, year, 4);
-        b[4] = '-';
-        digits(b, 5, date.getMonthValue(), 2);
-        b[7] = '-';
-        digits(b, 8, date.getDayOfMonth(), 2);
-        b[10] = ' ';
-        digits(b, 11, second / 3600, 2);
-        b[13] = ':';
-        digits(b, 14, second / 60 % 60, 2);
-        b[16] = ':';
-        digits(b, 17, second % 60, 2);
-        if (nano != 0) {
-            b[19] = '.';
-            digits(b, 20, nano / 1000, 6);
+        if (nano == 0) {
+            return century + yy + '-' + month + '-' + day + ' ' + hour + ':' + minute + ':' + sec;
         }
-        return new String(b, StandardCharsets.ISO_8859_1);
-    }
-
-    /** Writes {@code value} as {@code width} decimal digits, zero-padded, at {@code at}. */
-    private static void digits(byte[] b, int at, int value, int width) {
-        for (int i = at + width - 1; i >= at; i--) {
-            b[i] = (byte) ('0' + value % 10);
-            value /= 10;
-        }
+        int micros = nano / 1000;
+        return century + yy + '-' + month + '-' + day + ' ' + hour + ':' + minute + ':' + sec + '.'
+                + TWO_DIGITS[micros / 10_000] + TWO_DIGITS[micros / 100 % 100] + TWO_DIGITS[micros % 100];
     }
 
     @Override

@@ -162,16 +162,55 @@ final class PostgresDialect extends JdbcDialect {
      * An instant as its ISO-8601 text ({@code 2026-12-01T17:50:00.123Z}, UTC, exact to the millisecond), of a type
      * the server infers from the column it meets ({@code Types.OTHER}): pgjdbc writes a {@code Timestamp} as text too,
      * but through a calendar and a formatter it builds per statement (about 2 KB per guarded call, measured with JFR);
-     * this is one string. Years outside 1-9999, which that text would not carry, keep {@link #timestamp}.
+     * this is one string, made by {@link #isoText}. Years outside 1-9999, which that text would not carry, keep
+     * {@link #timestamp}.
      */
     @Override
     void bindInstant(PreparedStatement ps, int index, java.time.Instant instant) throws SQLException {
         long second = instant.getEpochSecond();
         if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
-            ps.setObject(index, instant.toString(), java.sql.Types.OTHER);
+            ps.setObject(index, isoText(second, instant.getNano()), java.sql.Types.OTHER);
         } else {
             ps.setObject(index, timestamp(instant));
         }
+    }
+
+    /**
+     * {@link java.time.Instant#toString()} of an instant of the years 1-9999, made with nothing but the string:
+     * {@code Instant.toString} goes through {@code DateTimeFormatter.ISO_INSTANT}, a {@code LocalDateTime}, a print
+     * context and a builder, some 500 bytes of garbage per instant, five instants per guarded call. The same text:
+     * {@code yyyy-MM-ddTHH:mm:ss}, then the fraction in groups of three digits as long as it needs (none, 3, 6 or 9),
+     * then {@code Z}. Concatenated from shared pieces, so that the string's bytes are written once, in place.
+     */
+    static String isoText(long epochSecond, int nano) {
+        java.time.LocalDate date = java.time.LocalDate.ofEpochDay(Math.floorDiv(epochSecond, 86_400));
+        int second = (int) Math.floorMod(epochSecond, 86_400);
+        String century = TWO_DIGITS[date.getYear() / 100];
+        String year = TWO_DIGITS[date.getYear() % 100];
+        String month = TWO_DIGITS[date.getMonthValue()];
+        String day = TWO_DIGITS[date.getDayOfMonth()];
+        String hour = TWO_DIGITS[second / 3600];
+        String minute = TWO_DIGITS[second / 60 % 60];
+        String sec = TWO_DIGITS[second % 60];
+        // one concatenation per shape: each writes its string's bytes once, with no intermediate string
+        if (nano == 0) {
+            return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + 'Z';
+        }
+        int millis = nano / 1_000_000;
+        String milli1 = TWO_DIGITS[millis / 10];
+        char milli2 = (char) ('0' + millis % 10);
+        if (nano % 1_000_000 == 0) {
+            return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + '.' + milli1
+                    + milli2 + 'Z';
+        }
+        if (nano % 1000 == 0) {
+            int micros = nano / 1000 % 1000;
+            return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + '.' + milli1
+                    + milli2 + TWO_DIGITS[micros / 10] + (char) ('0' + micros % 10) + 'Z';
+        }
+        int rest = nano % 1_000_000;
+        return century + year + '-' + month + '-' + day + 'T' + hour + ':' + minute + ':' + sec + '.' + milli1
+                + milli2 + TWO_DIGITS[rest / 10_000] + TWO_DIGITS[rest / 100 % 100] + TWO_DIGITS[rest % 100] + 'Z';
     }
 
     @Override
