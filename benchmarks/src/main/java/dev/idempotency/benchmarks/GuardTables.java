@@ -244,6 +244,39 @@ public final class GuardTables {
         }
     }
 
+    /**
+     * Waits until MariaDB's purge has caught up with the undo that the warm-up's transactions and the reset's
+     * {@code DELETE} left ({@code Innodb_history_list_length} back to 0), for at most {@code maxSeconds}: purging them
+     * during the measured iterations would charge the trial with its warm-up's clean-up, and the longer the
+     * warm-up, the more. PostgreSQL needs nothing here: the reset truncates, or deletes and vacuums.
+     *
+     * @return the seconds waited
+     */
+    public double settle(int maxSeconds) {
+        long start = System.nanoTime();
+        if (db != Database.MARIADB) {
+            return 0;
+        }
+        long deadline = start + maxSeconds * 1_000_000_000L;
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(true);
+            while (System.nanoTime() < deadline) {
+                try (ResultSet rs = s.executeQuery("SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'")) {
+                    if (!rs.next() || rs.getLong(2) == 0) {
+                        break;
+                    }
+                }
+                Thread.sleep(200);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("cannot read MariaDB's purge backlog: " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for MariaDB's purge", e);
+        }
+        return (System.nanoTime() - start) / 1e9;
+    }
+
     /** Drops every table this run made, guards and orders. */
     public void dropAll(int... prefills) {
         for (Guard guard : Guard.values()) {

@@ -122,7 +122,7 @@ public final class Plan {
                 steps.add(orders(16, db, new String[] {"d", "e"}, both, none));
             }
         }
-        return new Plan("short", new Settings(1, 1, 1, 2, 2), steps);
+        return new Plan("short", new Settings(1, 1, 1, 2, 5), steps);
     }
 
     /**
