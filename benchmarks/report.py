@@ -377,8 +377,10 @@ def warm_up(info):
     quiet = info.get("jit_quiet")
     if quiet is None:
         return least + " transactions"
-    return (f"at least {least} transactions, then rounds of {info.get('warm_up_round', '?'):,} until one spent at most "
-            f"{quiet:.0%} of its time compiling (the JIT's own account; at most {info.get('warm_up_seconds', '?')} s; "
+    rounds = info.get("quiet_rounds", 1)
+    which = "one" if rounds == 1 else f"{rounds} in a row"
+    return (f"at least {least} transactions, then rounds of {info.get('warm_up_round', '?'):,} until {which} spent at "
+            f"most {quiet:.0%} of their time compiling (the JIT's own account; at most {info.get('warm_up_seconds', '?')} s; "
             "each trial's count is the per-transaction table's last column)")
 
 

@@ -109,6 +109,7 @@ public final class BenchmarkRunner {
             facts.put("warm_up_transactions", OrderBenchmark.WARM_UP_TRANSACTIONS);
             facts.put("warm_up_round", OrderBenchmark.WARM_UP_ROUND);
             facts.put("jit_quiet", OrderBenchmark.JIT_QUIET);
+            facts.put("quiet_rounds", OrderBenchmark.QUIET_ROUNDS);
             facts.put("warm_up_seconds", OrderBenchmark.WARM_UP_SECONDS);
             facts.put("steps", steps.stream().map(Step::describe).toList());
             facts.put("started", started.toString());

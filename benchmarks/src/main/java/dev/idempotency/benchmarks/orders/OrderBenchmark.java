@@ -79,8 +79,13 @@ public class OrderBenchmark {
     public static final int WARM_UP_TRANSACTIONS = Integer.getInteger("idempotency.bench.warmup", 15_000);
     /** Transactions per round of the warm-up after the first {@link #WARM_UP_TRANSACTIONS}. */
     public static final int WARM_UP_ROUND = 4_000;
-    /** The JIT is quiet when a round spent at most this share of its wall time compiling. */
+    /** The JIT is quiet when a round spent at most this share of its wall time compiling... */
     public static final double JIT_QUIET = 0.02;
+    /**
+     * ...and so did the round before: one quiet round can fall between two waves of compilation (a (b) trial went
+     * "quiet" after 27,000 transactions in one run and needed 79,000 in another).
+     */
+    public static final int QUIET_ROUNDS = 2;
     /** The longest a trial warms up, in seconds ({@code -Didempotency.bench.warmup.seconds}): then it measures anyway. */
     public static final int WARM_UP_SECONDS = Integer.getInteger("idempotency.bench.warmup.seconds", 120);
     /** Where each trial appends its costs per transaction (one JSON line), if set. */
@@ -164,8 +169,8 @@ public class OrderBenchmark {
 
     /**
      * {@value #WARM_UP_TRANSACTIONS} transactions (or {@code -Didempotency.bench.warmup}) on {@code threads} threads,
-     * with the trial's share of duplicates, then rounds of {@value #WARM_UP_ROUND} until one spends at most
-     * {@link #JIT_QUIET} of its wall time compiling (the JIT's own account, {@code CompilationMXBean}), for at most
+     * with the trial's share of duplicates, then rounds of {@value #WARM_UP_ROUND} until {@value #QUIET_ROUNDS} in a
+     * row spend at most {@link #JIT_QUIET} of their wall time compiling (the JIT's own account, {@code CompilationMXBean}), for at most
      * {@link #WARM_UP_SECONDS} seconds; all before JMH's own (short) warm-up. A fixed count is not enough: on 2 cores
      * under 16 busy threads the compiler threads fall behind, and a trial measured while C2 still compiles the guard's
      * path charges the guard with compilation the floor finished earlier.
@@ -181,6 +186,7 @@ public class OrderBenchmark {
                 clients.add(client);
             }
             int round = WARM_UP_TRANSACTIONS;
+            int quiet = 0;
             while (true) {
                 long compiling = JIT.getTotalCompilationTime();
                 long t0 = System.nanoTime();
@@ -188,7 +194,8 @@ public class OrderBenchmark {
                 long wallMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
                 warmUpTransactions += round;
                 jitShare = (JIT.getTotalCompilationTime() - compiling) / (double) wallMillis;
-                if (jitShare <= JIT_QUIET
+                quiet = jitShare <= JIT_QUIET ? quiet + 1 : 0;
+                if (quiet == QUIET_ROUNDS
                         || System.nanoTime() - started > TimeUnit.SECONDS.toNanos(WARM_UP_SECONDS)) {
                     break;
                 }
