@@ -2,7 +2,7 @@
 # Runs the benchmarks and regenerates docs/benchmarks.md (between its generated markers) and docs/benchmarks/chart.svg.
 #
 #   benchmarks/run.sh                 # plan "short": every row of the targets table, the 10,000,000-row tables
-#                                     # included; 35 trials, about 19 minutes on the 2 cores when quiet, more
+#                                     # included; 35 trials, about 24 minutes on the 2 cores when quiet, more
 #                                     # under load (the pre-fill alone, both databases at once: 8 at a load of 19)
 #   PLAN=full benchmarks/run.sh       # every combination but the large tables, longer iterations (over an hour)
 #   PLAN=large benchmarks/run.sh      # the large tables alone, plain and hash-partitioned, with the floor (c)
