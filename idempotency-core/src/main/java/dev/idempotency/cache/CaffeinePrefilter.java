@@ -11,10 +11,10 @@ import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.ForwardingIdempotencyStore;
 import dev.idempotency.store.IdempotencyStore;
+import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
@@ -57,9 +57,9 @@ import org.jspecify.annotations.Nullable;
  * <p><b>What a hit costs.</b> No store access, and no wait: the executor asks the pre-filter before it builds a claim
  * or takes its turn among this node's callers of the key, so a replay of a cached outcome never queues behind a
  * caller that is asking the store (nor counts towards {@code maxWaitersPerKey}). The executor still hashes the key,
- * fingerprints the arguments and decodes the result, except for a result type the codec knows to be immutable at
- * every depth ({@link dev.idempotency.codec.ResultCodec#decodesImmutable}): the replays of one cached outcome then
- * share one decoded value.
+ * fingerprints the arguments and decodes the result, except for a result type the codec knows to be immutable at every depth
+ * ({@link dev.idempotency.codec.ResultCodec#decodesImmutable}): the replays of one cached outcome then share one
+ * decoded value.
  *
  * <p>Thread-safe.
  */
@@ -73,9 +73,9 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     private final TransactionBridge transactions;
     private final Clock clock;
     private final @Nullable Duration maximumAge;
-    private final Cache<Id, IdempotencyRecord> completed;
+    private final Cache<ByteBuffer, IdempotencyRecord> completed;
     /** This node's own claims, by key: what {@link #complete} needs to build the completed record. */
-    private final Cache<Id, OwnClaim> claims;
+    private final Cache<ByteBuffer, OwnClaim> claims;
 
     /** A claim this node holds, and whether the store wrote it in the caller's transaction. */
     private record OwnClaim(ClaimRequest request, boolean transactional) {
@@ -95,7 +95,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         long floor = Math.max(1, Math.min(Integer.MAX_VALUE, b.maximumBytes / b.maximumSize));
         this.completed = Caffeine.newBuilder()
                 .maximumWeight(b.maximumBytes)
-                .weigher((Id id, IdempotencyRecord record) -> (int) Math.max(floor, bytes(record)))
+                .weigher((ByteBuffer id, IdempotencyRecord record) -> (int) Math.max(floor, bytes(record)))
                 .ticker(ticker)
                 .executor(b.executor)
                 .expireAfter(new UntilInstant<IdempotencyRecord>(IdempotencyRecord::expiresAt))
@@ -124,7 +124,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         if (hit != null) {
             return ClaimResult.cached(hit);
         }
-        Id id = id(request.keyHash());
+        ByteBuffer id = id(request.keyHash());
         long generation = generation(id);
         ClaimResult result = delegate().claim(request);
         remember(id, request, result, generation);
@@ -138,13 +138,13 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     @Override
     public @Nullable IdempotencyRecord completed(byte[] keyHash) {
         // looked up by the caller's own bytes: only a key that enters a cache needs a copy of its own
-        IdempotencyRecord hit = completed.getIfPresent(new Id(keyHash));
+        IdempotencyRecord hit = completed.getIfPresent(ByteBuffer.wrap(keyHash));
         return hit != null && !hit.isExpired(clock.instant()) ? hit : null;
     }
 
     @Override
     public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
-        Id id = id(request.keyHash());
+        ByteBuffer id = id(request.keyHash());
         ClaimResult result;
         try {
             result = delegate().takeOver(request, observed);
@@ -160,7 +160,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     /** Records the result; the completed record enters the cache once it is committed. */
     @Override
     public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
-        Id id = id(keyHash);
+        ByteBuffer id = id(keyHash);
         long generation = generation(id);
         boolean done = delegate().complete(keyHash, leaseUntil, result, expiresAt);
         OwnClaim claim = claims.getIfPresent(id);
@@ -183,7 +183,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
 
     @Override
     public boolean release(byte[] keyHash, Instant leaseUntil) {
-        Id id = id(keyHash);
+        ByteBuffer id = id(keyHash);
         try {
             return delegate().release(keyHash, leaseUntil);
         } finally {
@@ -194,7 +194,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     /** Always asks the store (an operator wants the truth); remembers a completed record it answers with. */
     @Override
     public Optional<IdempotencyRecord> find(byte[] keyHash) {
-        Id id = id(keyHash);
+        ByteBuffer id = id(keyHash);
         long generation = generation(id);
         Optional<IdempotencyRecord> found = delegate().find(keyHash);
         found.ifPresent(record -> cacheWhenCommitted(id, record, generation));
@@ -203,7 +203,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
 
     @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
-        Id id = id(keyHash);
+        ByteBuffer id = id(keyHash);
         try {
             return delegate().markNeedsReview(keyHash, leaseUntil);
         } finally {
@@ -213,7 +213,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
 
     @Override
     public boolean markNeedsReviewIfStale(byte[] keyHash, Instant leaseUntil, Instant now) {
-        Id id = id(keyHash);
+        ByteBuffer id = id(keyHash);
         try {
             return delegate().markNeedsReviewIfStale(keyHash, leaseUntil, now);
         } finally {
@@ -235,7 +235,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     /** Resolves in the store and forgets the key here; the next claim reads the operator's decision. */
     @Override
     public boolean resolve(IdempotencyRecord observed, byte @Nullable [] result, Instant expiresAt) {
-        Id id = id(observed.keyHash());
+        ByteBuffer id = id(observed.keyHash());
         try {
             return delegate().resolve(observed, result, expiresAt);
         } finally {
@@ -293,7 +293,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         claims.cleanUp();
     }
 
-    private void remember(Id id, ClaimRequest request, ClaimResult result, long generation) {
+    private void remember(ByteBuffer id, ClaimRequest request, ClaimResult result, long generation) {
         if (result.isAcquired()) {
             claims.put(id, new OwnClaim(request, result.isTransactional()));
         } else if (result.kind() == ClaimResult.Kind.EXISTING) {
@@ -305,7 +305,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
      * Caches a completed record at once when no transaction is active, or after the active one commits: inside a
      * transaction a record may be this transaction's own uncommitted write, which a rollback would undo.
      */
-    private void cacheWhenCommitted(Id id, IdempotencyRecord record, long generation) {
+    private void cacheWhenCommitted(ByteBuffer id, IdempotencyRecord record, long generation) {
         if (record.status() != IdempotencyRecord.Status.COMPLETED || record.result() == null) {
             return;
         }
@@ -325,7 +325,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         }
     }
 
-    private void cache(Id id, IdempotencyRecord record, long generation) {
+    private void cache(ByteBuffer id, IdempotencyRecord record, long generation) {
         Instant now = clock.instant();
         if (record.isExpired(now)) {
             return;
@@ -337,49 +337,22 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         }
     }
 
-    private void changed(Id id) {
+    private void changed(ByteBuffer id) {
         generations.incrementAndGet(stripe(id));
         completed.invalidate(id);
         claims.invalidate(id);
     }
 
-    private long generation(Id id) {
+    private long generation(ByteBuffer id) {
         return generations.get(stripe(id));
     }
 
-    private static int stripe(Id id) {
-        return id.hash & (STRIPES - 1);
+    private static int stripe(ByteBuffer id) {
+        return id.get(0) & (STRIPES - 1);
     }
 
-    private static Id id(byte[] keyHash) {
-        return new Id(keyHash.clone());
-    }
-
-    /**
-     * A key hash as a map key. A SHA-256 is uniformly random already, so its first four bytes are its hash code: a
-     * lookup makes no pass over all 32 bytes, as {@code ByteBuffer.hashCode} does (one {@code get} per byte, with its
-     * bounds check). A shorter hash (a test's) is hashed whole.
-     */
-    private static final class Id {
-        final byte[] bytes;
-        final int hash;
-
-        Id(byte[] bytes) {
-            this.bytes = bytes;
-            this.hash = bytes.length >= 4
-                    ? (bytes[0] & 0xff) | (bytes[1] & 0xff) << 8 | (bytes[2] & 0xff) << 16 | bytes[3] << 24
-                    : Arrays.hashCode(bytes);
-        }
-
-        @Override
-        public int hashCode() {
-            return hash;
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Id other && Arrays.equals(bytes, other.bytes);
-        }
+    private static ByteBuffer id(byte[] keyHash) {
+        return ByteBuffer.wrap(keyHash.clone());
     }
 
     private static long nanos(Instant instant) {
@@ -387,7 +360,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     }
 
     /** Expires each entry at an instant it carries, capped by {@code maximumAge}. */
-    private final class UntilInstant<V> implements Expiry<Id, V> {
+    private final class UntilInstant<V> implements Expiry<ByteBuffer, V> {
         private final Function<V, Instant> until;
 
         UntilInstant(Function<V, Instant> until) {
@@ -400,17 +373,17 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         }
 
         @Override
-        public long expireAfterCreate(Id key, V value, long currentTime) {
+        public long expireAfterCreate(ByteBuffer key, V value, long currentTime) {
             return left(value, currentTime);
         }
 
         @Override
-        public long expireAfterUpdate(Id key, V value, long currentTime, long currentDuration) {
+        public long expireAfterUpdate(ByteBuffer key, V value, long currentTime, long currentDuration) {
             return left(value, currentTime);
         }
 
         @Override
-        public long expireAfterRead(Id key, V value, long currentTime, long currentDuration) {
+        public long expireAfterRead(ByteBuffer key, V value, long currentTime, long currentDuration) {
             return currentDuration;
         }
     }
