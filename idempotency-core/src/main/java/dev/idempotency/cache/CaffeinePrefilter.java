@@ -57,9 +57,9 @@ import org.jspecify.annotations.Nullable;
  * <p><b>What a hit costs.</b> No store access, and no wait: the executor asks the pre-filter before it builds a claim
  * or takes its turn among this node's callers of the key, so a replay of a cached outcome never queues behind a
  * caller that is asking the store (nor counts towards {@code maxWaitersPerKey}). The executor still hashes the key,
- * fingerprints the arguments and decodes the result, except for a result type the codec knows to be immutable at every depth
- * ({@link dev.idempotency.codec.ResultCodec#decodesImmutable}): the replays of one cached outcome then share one
- * decoded value.
+ * fingerprints the arguments and decodes the result, except for a result type the codec knows to be immutable at
+ * every depth ({@link dev.idempotency.codec.ResultCodec#decodesImmutable}): the replays of one cached outcome then
+ * share one decoded value.
  *
  * <p>Thread-safe.
  */
