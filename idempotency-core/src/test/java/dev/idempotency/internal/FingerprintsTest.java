@@ -411,4 +411,107 @@ class FingerprintsTest {
         assertThatThrownBy(() -> f.fingerprint(new Object[] {1L, "k".repeat(101)}, NONE))
                 .isInstanceOf(IllegalArgumentException.class);
     }
+
+    /**
+     * Plain ASCII arguments are digested from the thread's scratch bytes, with no allocation but the 32-byte result,
+     * up to a call whose JSON fills them exactly, its last string or its last 20-character number reaching the last
+     * byte; one byte more and they are written the other way. On both sides of the edge the fingerprint is the
+     * general path's.
+     */
+    @Test
+    void callsAtTheEdgeOfTheScratchBytesGiveTheTreesFingerprint() {
+        int scratch = Keys.Hasher.SCRATCH;
+        for (int size = scratch - 2; size <= scratch + 3; size++) {
+            Object[][] calls = {
+                {"x".repeat(size - 4)},                             // ["x...x"]
+                {null, "x".repeat(size - 9)},                       // [null,"x...x"]
+                {"x".repeat(size - 25), Long.MIN_VALUE},            // ["x...x",-9223372036854775808]
+                {"x".repeat(size - 9), true},                       // ["x...x",true]
+            };
+            for (Object[] call : calls) {
+                byte[] tree = fingerprints.throughTree(call, NONE);
+                assertThat(tree).as("the JSON's length").hasSize(size);
+                String what = "a call of " + size + " bytes ending in " + call[call.length - 1].toString().charAt(0);
+                assertThat(fingerprints.fingerprint(call, NONE)).as(what).isEqualTo(Keys.sha256Of(tree));
+                if (size <= scratch && call[call.length - 1] != Boolean.TRUE) {
+                    assertThat(Allocation.perRun(() -> fingerprints.fingerprint(call, NONE))).as(what)
+                            .isLessThanOrEqualTo(Allocation.DIGEST_ONLY);
+                }
+            }
+        }
+        Object[] usual = {"ORDER:k-1", "customer-42", 1999L, 3, true, null};
+        assertThat(Allocation.perRun(() -> fingerprints.fingerprint(usual, NONE))).as("the usual call")
+                .isLessThanOrEqualTo(Allocation.DIGEST_ONLY);
+    }
+
+    /**
+     * Into a buffer of any size the one pass writes the exact bytes, or says -1 and the caller takes the other way:
+     * never a partial write, never an overflow. A call whose last argument fills the room kept for the widest value
+     * fits a buffer of exactly its length; any call fits one of its length and 20 bytes more.
+     */
+    @Test
+    void theOnePassWritesIntoABufferOfAnySizeOrSaysItDoesNotFit() {
+        Object[][] exactly = {{}, {"x".repeat(30)}, {null, "x".repeat(19)}, {"x".repeat(30), Long.MIN_VALUE},
+            {(byte) 1, "y", Integer.MIN_VALUE, Long.MIN_VALUE}};
+        Object[][] loosely = {{"k", 1L, true}, {"a", "b"}, {null}, {(short) 5}};
+        for (Object[][] calls : new Object[][][] {exactly, loosely}) {
+            for (Object[] call : calls) {
+                byte[] json = fingerprints.throughTree(call, NONE);
+                for (int size = 0; size <= json.length + 22; size++) {
+                    byte[] out = new byte[size];
+                    int n = Fingerprints.plainAscii(call, NONE, out);
+                    String what = java.util.Arrays.toString(call) + " into " + size + " bytes";
+                    if (size < json.length) {
+                        assertThat(n).as(what).isEqualTo(-1);
+                    } else if (calls == exactly || size >= json.length + 20) {
+                        assertThat(n).as(what).isEqualTo(json.length);
+                    }
+                    if (n >= 0) {
+                        assertThat(java.util.Arrays.copyOf(out, n)).as(what).isEqualTo(json);
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * U+0020 and U+007E, the ends of what is written as it is, are written without Jackson; their neighbours, the
+     * characters JSON escapes and any non-ASCII character, first or last in a string, send the call to Jackson: the
+     * same bytes and fingerprint as the tree either way.
+     */
+    @Test
+    void thePrintableAsciiEdgesAreWrittenAsTheyAreAndTheirNeighboursByJackson() {
+        for (String s : List.of(" ", "~", " order ~", "~" + "x".repeat(100) + " ")) {
+            Object[] call = {"k", s, 5L};
+            assertThat(Fingerprints.plainAscii(call, NONE)).as("[%s]", s)
+                    .isEqualTo(fingerprints.throughTree(call, NONE));
+        }
+        for (char c : new char[] {'\u001f', '\u007f', '\u0080', '\u00e9', '\u4e2d', '"', '\\', '/'}) {
+            for (String s : List.of(c + "order-1", "order-1" + c, String.valueOf(c))) {
+                Object[] call = {"k", s, 5L};
+                byte[] tree = fingerprints.throughTree(call, NONE);
+                String what = String.format("U+%04X in [%s]", (int) c, s);
+                assertThat(Fingerprints.plainAscii(call, NONE)).as(what).isNull();
+                assertThat(fingerprints.canonicalJson(call, NONE)).as(what).isEqualTo(tree);
+                assertThat(fingerprints.fingerprint(call, NONE)).as(what).isEqualTo(Keys.sha256Of(tree));
+            }
+        }
+    }
+
+    /**
+     * A call of short strings alone, such as each String sample the constructor proves against the tree, is written
+     * without Jackson too (the array was once sized for the JSON alone, which left the writer no room for them).
+     */
+    @Test
+    void aCallOfShortStringsAloneIsWrittenWithoutJackson() {
+        Object[] letters = "abcdefghijkl".split("");
+        IntPredicate third = i -> i == 2;
+        assertThat(new String(Fingerprints.plainAscii(letters, third), UTF_8))
+                .isEqualTo("[\"a\",\"b\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\"]")
+                .isEqualTo(new String(fingerprints.throughTree(letters, third), UTF_8));
+        for (Object[] call : new Object[][] {{""}, {"ORDER:k-1"}, {"a", "b"}, {"", "", "", ""}}) {
+            assertThat(Fingerprints.plainAscii(call, NONE)).as(java.util.Arrays.toString(call))
+                    .isEqualTo(fingerprints.throughTree(call, NONE));
+        }
+    }
 }
