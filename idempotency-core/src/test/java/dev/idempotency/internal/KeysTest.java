@@ -334,4 +334,62 @@ class KeysTest {
         assertThat(Keys.sha256Of(new byte[] {1, 2})).isEqualTo(
                 java.security.MessageDigest.getInstance("SHA-256").digest(new byte[] {1, 2}));
     }
+
+    /**
+     * An ASCII part is digested from the thread's scratch bytes when it fits them behind its 4-byte length prefix; one
+     * character more and it takes its UTF-8 array. Either way, in every position, the documented format: and parts
+     * that move a character across the edge stay apart.
+     */
+    @Test
+    void asciiPartsAtTheEdgeOfTheScratchBytesHashInTheDocumentedFormat() throws Exception {
+        int fits = Keys.Hasher.SCRATCH - 4;
+        for (int n = fits - 2; n <= Keys.Hasher.SCRATCH + 1; n++) {
+            String part = "p".repeat(n);
+            String[][] cases = {{part, "t", "k"}, {"op", part, "k"}, {"op", "", part}, {part, part, part}};
+            for (String[] c : cases) {
+                assertThat(Keys.hash(c[0], c[1], c[2])).as("parts of %d, %d and %d characters",
+                        c[0].length(), c[1].length(), c[2].length()).isEqualTo(expectedHash(c));
+            }
+        }
+        String edge = "q".repeat(fits - 1);
+        assertThat(Keys.hash("op", edge + "ab", "c")).isEqualTo(expectedHash("op", edge + "ab", "c"))
+                .isNotEqualTo(Keys.hash("op", edge + "a", "bc"));
+        assertThat(Keys.hash("op", edge + "a", "bc")).isEqualTo(expectedHash("op", edge + "a", "bc"));
+        assertThat(Keys.hash("ab", "c", "k")).isNotEqualTo(Keys.hash("a", "bc", "k"));
+    }
+
+    /** U+007F is the last character written as one byte, U+0080 the first of two, at either end of any part. */
+    @Test
+    void theLastAsciiCharacterAndTheFirstNonAsciiOneHashAsTheirUtf8() throws Exception {
+        for (String c : new String[] {"\u007f", "\u0080", "\u00ff", "\u07ff", "\u0800"}) {
+            for (String part : new String[] {c, c + "K-1", "K-1" + c}) {
+                String[][] cases = {{part, "t", "k"}, {"op", part, "k"}, {"op", "t", part}};
+                for (String[] p : cases) {
+                    assertThat(Keys.hash(p[0], p[1], p[2])).as("U+%04X in %s", (int) c.charAt(0), String.join("|", p))
+                            .isEqualTo(expectedHash(p));
+                }
+            }
+        }
+    }
+
+    /**
+     * Keys and fingerprints share the thread's scratch bytes: a key hashed after a fingerprint that filled them, and a
+     * short key after a long one, see none of what was left there. And any key (the longest, 1,024 characters) with an
+     * operation and a scope that fit the scratch bytes is hashed from them, with no allocation but the 32-byte result.
+     */
+    @Test
+    void theScratchBytesAreSharedWithoutLeftoversAndSpareTheArrays() throws Exception {
+        Fingerprints fingerprints = new Fingerprints(dev.idempotency.codec.JacksonResultCodec.defaultMapper());
+        fingerprints.fingerprint(new Object[] {"z".repeat(Keys.Hasher.SCRATCH - 4)}, i -> false);
+        assertThat(Keys.hash("op", "", "k")).isEqualTo(expectedHash("op", "", "k"));
+        Keys.hash("o".repeat(2000), "s".repeat(2000), "k".repeat(1024));
+        assertThat(Keys.hash("op", "t", "K-1")).isEqualTo(expectedHash("op", "t", "K-1"));
+
+        String longestKey = Keys.normalize("k".repeat(Keys.MAX_KEY_LENGTH));
+        String fillingScope = "s".repeat(Keys.Hasher.SCRATCH - 4);
+        assertThat(Allocation.perRun(() -> Keys.hash("Orders.create", "tenant-a", longestKey)))
+                .isLessThanOrEqualTo(Allocation.DIGEST_ONLY);
+        assertThat(Allocation.perRun(() -> Keys.hash("Orders.create", fillingScope, "K-1")))
+                .isLessThanOrEqualTo(Allocation.DIGEST_ONLY);
+    }
 }
