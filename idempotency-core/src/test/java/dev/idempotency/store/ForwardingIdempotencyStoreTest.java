@@ -39,6 +39,22 @@ class ForwardingIdempotencyStoreTest {
 
     @Test
     void everyMethodOfTheSpiReachesTheDelegateAndReturnsItsAnswer() throws Exception {
+        assertForwardsEverything(store);
+    }
+
+    /**
+     * A closed circuit breaker changes no answer: a lease renewed or not, a release or a review mark refused, the
+     * record found, the purge count, each reaches the executor as the store gave it.
+     */
+    @Test
+    void aClosedCircuitBreakerReturnsEveryAnswerOfItsStore() throws Exception {
+        CircuitBreakerStore breaker = CircuitBreakerStore.wrap(delegate).build();
+        assertForwardsEverything(breaker);
+        assertThat(breaker.state()).isEqualTo(CircuitBreakerStore.State.CLOSED);
+        assertThat(breaker.openings()).isZero();
+    }
+
+    private void assertForwardsEverything(IdempotencyStore decorator) throws Exception {
         List<String> checked = new ArrayList<>();
         for (Method m : IdempotencyStore.class.getMethods()) {
             if (Modifier.isStatic(m.getModifiers())) {
@@ -48,7 +64,7 @@ class ForwardingIdempotencyStoreTest {
                 booleanAnswer = b;
                 called = null;
                 Object[] args = argumentsFor(m);
-                Object result = invoke(m, args);
+                Object result = invoke(decorator, m, args);
                 assertThat(called).as("%s reaches the delegate", m).isEqualTo(m);
                 assertThat(calledWith).as("%s passes the caller's arguments", m).containsExactly(args);
                 if (m.getReturnType().isPrimitive()) {
@@ -71,9 +87,9 @@ class ForwardingIdempotencyStoreTest {
                 .withMessageContaining("delegate");
     }
 
-    private Object invoke(Method m, Object[] args) throws Exception {
+    private static Object invoke(IdempotencyStore decorator, Method m, Object[] args) throws Exception {
         try {
-            return m.invoke(store, args);
+            return m.invoke(decorator, args);
         } catch (InvocationTargetException e) {
             throw new AssertionError(m + " threw instead of forwarding", e.getCause());
         }
