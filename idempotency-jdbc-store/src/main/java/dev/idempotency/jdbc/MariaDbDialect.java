@@ -104,7 +104,7 @@ final class MariaDbDialect extends MySqlDialect {
      * READ COMMITTED it may be gone by then, and no row comes back); otherwise the claim runs and its
      * {@code RETURNING} answers with the claim's token alone: a claim of a new key (the common case) needs nothing
      * else, and each column of a result costs the driver a column definition to read and decode on every call (about
-     * 2 KB for the row's eleven, measured). The column count says which branch answered: the read's row has twelve,
+     * 2 KB for the row's eleven, measured). The column count says which branch answered: the read's row has ten,
      * the claim's one. Client-prepared whatever
      * {@code useServerPrepStmts} says (the server cannot prepare a compound statement), so the server parses the whole
      * block on every call: it declares one variable and reads a found row twice rather than copying it into ten
@@ -142,7 +142,7 @@ final class MariaDbDialect extends MySqlDialect {
         // "SELECT <the columns>" and "<table> WHERE key_hash = ?"
         String[] columnsAndFrom = sql.select().strip().split("\\s+FROM\\s+", 2);
         return compact("/*client prepare*/BEGIN NOT ATOMIC\nDECLARE v_found INT;\nSELECT EXISTS (SELECT 1 FROM "
-                + columnsAndFrom[1] + ") INTO v_found;\nIF v_found THEN\n" + columnsAndFrom[0] + ", NULL, 1 FROM "
+                + columnsAndFrom[1] + ") INTO v_found;\nIF v_found THEN\n" + columnsAndFrom[0] + " FROM "
                 + columnsAndFrom[1] + ";\nELSE\n" + prefix + tokenOnly(sql.claimAtOnce()) + ";\nEND IF;\nEND");
     }
 
