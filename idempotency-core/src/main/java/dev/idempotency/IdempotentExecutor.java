@@ -557,7 +557,8 @@ public final class IdempotentExecutor {
         private T runUnguarded(IdempotencyStoreException failure) throws E {
             warnUnguarded(op, failure);
             boolean inTransaction = transactions.isTransactionActive();
-            IdempotencyContext.Call previous = IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
+            IdempotencyContext.Call previous =
+                    IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
             T value;
             try {
                 value = action.run();
@@ -677,7 +678,8 @@ public final class IdempotentExecutor {
                             : Outcome.FAILED, e);
                 }
             }
-            IdempotencyContext.Call previous = IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
+            IdempotencyContext.Call previous =
+                    IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
             T value;
             try {
                 value = action.run();

@@ -244,8 +244,8 @@ class FingerprintsTest {
             IntPredicate ignored = call.length > 1 && random.nextBoolean() ? i -> i == 1 : NONE;
             byte[] tree = fingerprints.throughTree(call, ignored);
             assertThat(fingerprints.canonicalJson(call, ignored)).as(java.util.Arrays.toString(call)).isEqualTo(tree);
-            assertThat(fingerprints.fingerprint(call, ignored)).as("the fingerprint of %s", java.util.Arrays.toString(call))
-                    .isEqualTo(Keys.sha256Of(tree));
+            assertThat(fingerprints.fingerprint(call, ignored))
+                    .as("the fingerprint of %s", java.util.Arrays.toString(call)).isEqualTo(Keys.sha256Of(tree));
             byte[] plain = Fingerprints.plainAscii(call, ignored);
             if (plain != null) {
                 withoutJackson++;
@@ -283,7 +283,8 @@ class FingerprintsTest {
         try {
             tree = fingerprints.throughTree(call, NONE);
         } catch (IllegalArgumentException e) {
-            assertThatThrownBy(() -> fingerprints.canonicalJson(call, NONE)).isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> fingerprints.canonicalJson(call, NONE))
+                    .isInstanceOf(IllegalArgumentException.class);
             return;
         }
         assertThat(fingerprints.canonicalJson(call, NONE)).isEqualTo(tree);
