@@ -184,16 +184,27 @@ public abstract class JdbcDialect {
     /**
      * The outcome of one claim attempt: inserted, or the row that holds the key, or neither (deleted meanwhile).
      *
-     * @param plainRead whether the holder was shown by a plain read before any write ({@link #claimAtOnceReadsFirst}),
-     *                  so that no lock was taken on it
+     * @param plainRead  whether the holder was shown by a plain read before any write ({@link #claimAtOnceReadsFirst}),
+     *                   so that no lock was taken on it
+     * @param holderRead whether {@code holder} says what holds the key; false when the insert met a row it did not
+     *                   return, which the store then reads as after any conflicting insert
+     *                   ({@link Statements#selectLatest()})
      */
     record ClaimAttempt(boolean inserted, dev.idempotency.store.@Nullable IdempotencyRecord holder,
-            boolean plainRead) {
-        static final ClaimAttempt INSERTED = new ClaimAttempt(true, null, false);
+            boolean plainRead, boolean holderRead) {
+        static final ClaimAttempt INSERTED = new ClaimAttempt(true, null, false, true);
+
+        /** The insert met a row and did not return it. */
+        static final ClaimAttempt MET_UNREAD = new ClaimAttempt(false, null, false, false);
 
         /** The row that holds the key, met by the insert. */
         static ClaimAttempt met(dev.idempotency.store.@Nullable IdempotencyRecord holder) {
-            return new ClaimAttempt(false, holder, false);
+            return new ClaimAttempt(false, holder, false, true);
+        }
+
+        /** The row that holds the key, shown by a plain read before any write. */
+        static ClaimAttempt plainRead(dev.idempotency.store.IdempotencyRecord holder) {
+            return new ClaimAttempt(false, holder, true, true);
         }
     }
 

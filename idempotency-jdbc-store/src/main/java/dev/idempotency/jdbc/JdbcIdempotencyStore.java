@@ -310,7 +310,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             if (a.inserted()) {
                 return ClaimResult.acquired(inTransaction);
             }
-            IdempotencyRecord holder = a.holder();
+            IdempotencyRecord holder = a.holderRead() ? a.holder()
+                    : query(con, rs.sql().selectLatest(), r.keyHash()).orElse(null);
             if (holder != null) {
                 if (readFirst && !a.plainRead() && holder.status() == IdempotencyRecord.Status.IN_FLIGHT) {
                     // committed in flight after the plain read (or this transaction's snapshot): the insert now

@@ -1,6 +1,5 @@
 package dev.idempotency.jdbc;
 
-import dev.idempotency.store.IdempotencyRecord;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -9,7 +8,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import org.jspecify.annotations.Nullable;
 
 /**
  * MariaDB (10.6+, InnoDB): MySQL's statements, except that a claim of a new key is one statement, so one round trip:
@@ -184,7 +182,7 @@ final class MariaDbDialect extends MySqlDialect {
                 }
                 if (rs.getMetaData().getColumnCount() > 1) {
                     // the plain read's row
-                    return new ClaimAttempt(false, reader.read(rs), true);
+                    return ClaimAttempt.plainRead(reader.read(rs));
                 }
                 long seen = rs.getLong(1);
                 if (!rs.wasNull() && seen == token) {
@@ -192,23 +190,13 @@ final class MariaDbDialect extends MySqlDialect {
                 }
             }
             // The insert met a row committed after the plain read (the token is not ours), rare: the claim returned
-            // no more than the token, so read that row now, with a locking read, which sees its latest committed
-            // version as RETURNING did, and waits for nothing: the insert already holds the row's lock.
-            return ClaimAttempt.met(latest(con, sql, keyHash, reader));
+            // no more than the token, so the store reads that row, as after any conflicting insert, with a locking
+            // read that sees its latest committed version and waits for nothing: the insert holds the row's lock.
+            return ClaimAttempt.MET_UNREAD;
         } catch (SQLException e) {
             // a lock wait timeout rolled back the statement only (unless the server says otherwise); a deadlock the
             // whole transaction
             throw asConflict(e);
-        }
-    }
-
-    private static @Nullable IdempotencyRecord latest(Connection con, Statements sql, byte[] keyHash, RowReader reader)
-            throws SQLException {
-        try (PreparedStatement ps = con.prepareStatement(sql.selectLatest())) {
-            ps.setBytes(1, keyHash);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? reader.read(rs) : null;
-            }
         }
     }
 }
