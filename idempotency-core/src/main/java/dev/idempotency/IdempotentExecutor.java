@@ -325,27 +325,20 @@ public final class IdempotentExecutor {
                     throw new IllegalArgumentException("the IdempotencyScope returned null (return \"\" for none)");
                 }
                 this.keyHash = Keys.hash(op.name(), tenant, normal);
-            } catch (IllegalArgumentException e) {
-                readableUnlessNormalized(normalized);
-                publish(Outcome.FAILED, 0);
-                throw new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e);
             } catch (RuntimeException e) {
-                readableUnlessNormalized(normalized);
+                if (!normalized) {
+                    // refused (or not checked): the key as people may see it, escaped where it needs to be
+                    this.readable = key == null ? "" : Keys.readable(key);
+                }
                 publish(Outcome.FAILED, 0);
-                throw e;
+                throw e instanceof IllegalArgumentException
+                        ? new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e) : e;
             }
             try {
                 this.fingerprint = fingerprints.fingerprint(this.arguments, op::isIgnored);
             } catch (IllegalArgumentException e) {
                 publish(Outcome.FAILED, 0);
                 throw new IdempotencyException(op.description() + ": " + e.getMessage(), e);
-            }
-        }
-
-        /** The key as people may see it when it was refused (or not checked): escaped where it needs to be. */
-        private void readableUnlessNormalized(boolean normalized) {
-            if (!normalized) {
-                this.readable = key == null ? "" : Keys.readable(key);
             }
         }
 
