@@ -160,17 +160,29 @@ public abstract class JdbcDialect {
     }
 
     /**
-     * One attempt at claiming a new key in one round trip, with the lock wait bounded by {@code timeout} and, in the
-     * caller's transaction, the caller's setting put back; it fails as {@link #withLockTimeout} does (a
+     * One attempt at claiming {@code r}'s key in one round trip, with the lock wait bounded by its lock timeout and,
+     * in the caller's transaction, the caller's setting put back; it fails as {@link #withLockTimeout} does (a
      * {@link LockTimeout} or {@link SerializationConflict} after undoing its own effects, the caller's transaction
      * still usable unless the database aborted it).
      *
-     * @param claim binds the insert's parameters from the given index on
      * @param reader maps a row of {@link JdbcDialect#COLUMNS}
      */
-    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
-            IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
+    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql,
+            dev.idempotency.store.ClaimRequest r, RowReader reader) throws SQLException {
         throw new UnsupportedOperationException(name() + " claims in several round trips");
+    }
+
+    /** Binds the claim's eight parameters (those of {@link Statements#insert()}) from {@code first} on. */
+    final void bindClaim(java.sql.PreparedStatement ps, int first, dev.idempotency.store.ClaimRequest r)
+            throws SQLException {
+        ps.setBytes(first, r.keyHash());
+        ps.setString(first + 1, r.operation());
+        ps.setString(first + 2, r.key());
+        ps.setBytes(first + 3, r.fingerprint());
+        ps.setString(first + 4, r.tier().name());
+        bindInstant(ps, first + 5, r.leaseUntil());
+        bindInstant(ps, first + 6, r.now());
+        bindInstant(ps, first + 7, r.expiresAt());
     }
 
     /**
@@ -206,12 +218,6 @@ public abstract class JdbcDialect {
         static ClaimAttempt plainRead(dev.idempotency.store.IdempotencyRecord holder) {
             return new ClaimAttempt(false, holder, true, true);
         }
-    }
-
-    /** Binds parameters of a prepared statement from an index on. */
-    @FunctionalInterface
-    interface IndexedBinder {
-        void bind(java.sql.PreparedStatement ps, int first) throws SQLException;
     }
 
     /** Maps the current row of {@link JdbcDialect#COLUMNS}. */

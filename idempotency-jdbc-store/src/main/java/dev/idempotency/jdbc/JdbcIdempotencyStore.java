@@ -271,7 +271,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             }
         }
         for (int attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
-            if (rs.dialect().insertClaim(con, rs.sql(), ps -> bindClaim(ps, r))) {
+            if (rs.dialect().insertClaim(con, rs.sql(), ps -> rs.dialect().bindClaim(ps, 1, r))) {
                 return ClaimResult.acquired(inTransaction);
             }
             Optional<IdempotencyRecord> holder = query(con, rs.sql().selectLatest(), r.keyHash());
@@ -305,8 +305,7 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
             }
         }
         for (int attempt = 0; attempt < CONFLICT_ATTEMPTS; attempt++) {
-            JdbcDialect.ClaimAttempt a = rs.dialect().claimAtOnce(con, inTransaction, r.lockTimeout(), rs.sql(),
-                    (ps, first) -> bindClaim(ps, first, r), r.keyHash(), reader);
+            JdbcDialect.ClaimAttempt a = rs.dialect().claimAtOnce(con, inTransaction, rs.sql(), r, reader);
             if (a.inserted()) {
                 return ClaimResult.acquired(inTransaction);
             }
@@ -328,23 +327,6 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     private IllegalStateException vanished(ClaimRequest r) {
         return new IllegalStateException("JdbcIdempotencyStore.claim: the row of " + r + " conflicted and vanished "
                 + CONFLICT_ATTEMPTS + " times in a row; is the table '" + tableName + "' under a purge storm?");
-    }
-
-    private void bindClaim(PreparedStatement ps, ClaimRequest r) throws SQLException {
-        bindClaim(ps, 1, r);
-    }
-
-    /** Binds the claim's eight parameters from {@code first} on. */
-    private void bindClaim(PreparedStatement ps, int first, ClaimRequest r) throws SQLException {
-        JdbcDialect d = resolve().dialect();
-        ps.setBytes(first, r.keyHash());
-        ps.setString(first + 1, r.operation());
-        ps.setString(first + 2, r.key());
-        ps.setBytes(first + 3, r.fingerprint());
-        ps.setString(first + 4, r.tier().name());
-        d.bindInstant(ps, first + 5, r.leaseUntil());
-        d.bindInstant(ps, first + 6, r.now());
-        d.bindInstant(ps, first + 7, r.expiresAt());
     }
 
     /**

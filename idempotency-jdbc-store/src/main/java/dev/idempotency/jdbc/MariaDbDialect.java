@@ -1,10 +1,10 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.store.ClaimRequest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
@@ -155,18 +155,18 @@ final class MariaDbDialect extends MySqlDialect {
     }
 
     @Override
-    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
-            IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
-        long seconds = atLeastOneSecond(timeout);
+    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql, ClaimRequest r,
+            RowReader reader) throws SQLException {
+        long seconds = atLeastOneSecond(r.lockTimeout());
         String text = inCallerTransaction ? readThenClaim(sql, seconds) : cached(claimAlone, sql, seconds, false);
         int first = inCallerTransaction ? 3 : 1;
         long token = ThreadLocalRandom.current().nextLong();
         try (PreparedStatement ps = con.prepareStatement(text)) {
             if (inCallerTransaction) {
-                ps.setBytes(1, keyHash);
-                ps.setBytes(2, keyHash);
+                ps.setBytes(1, r.keyHash());
+                ps.setBytes(2, r.keyHash());
             }
-            claim.bind(ps, first);
+            bindClaim(ps, first, r);
             ps.setLong(first + 8, token);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {

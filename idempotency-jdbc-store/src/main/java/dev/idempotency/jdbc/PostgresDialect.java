@@ -53,18 +53,30 @@ final class PostgresDialect extends JdbcDialect {
                                          true) IS NOT NULL
                          THEN ? END,""");
 
+    // The read after the insert answers only when the insert did nothing: then it shows the row that holds the key.
+    // After an insert that succeeded the row is our own and nothing in it is needed, so the read leaves out an
+    // in-flight row of our claim's created_at (the last parameter): the driver then receives no columns to decode
+    // (about 400 bytes per claim) and the server formats none. A completed row is always shown, so a replay is
+    // answered here even when its first execution was made in the same millisecond. Another caller's in-flight claim
+    // made in our millisecond is left out too, rarely: the store then reads it with a statement of its own
+    // (ClaimAttempt.MET_UNREAD), as after any insert that met a row it did not return.
+    // The parameter is text with a cast, not of a type left to the server to infer: with such a parameter in the read,
+    // pgjdbc spent one round trip more on every execution (RoundTripsIT: 5 instead of 4 per first execution). A NULL
+    // (an instant outside the years 1-9999) leaves out every in-flight row: correct, one read more.
+    private static final String NOT_OURS = " AND (status <> 'IN_FLIGHT' OR created_at <> ?::timestamptz)";
+
     // The read that puts the caller's lock_timeout back: one row whether or not the key has one (a LEFT JOIN from a
     // one-row relation), so the setting is always restored; the row's columns are NULL when there is none.
     private static final String READ_RESTORING = "SELECT " + COLUMNS
             + ", set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true)"
-            + " FROM (SELECT 1 AS one) one LEFT JOIN {table} ON key_hash = ?";
+            + " FROM (SELECT 1 AS one) one LEFT JOIN {table} ON key_hash = ?" + NOT_OURS;
 
     // The claim of a new key in the caller's transaction, one constant text prepared once and sent in one round trip
     // (pgjdbc sends the statements of one execute with a single Sync), four statements: a savepoint; the insert,
     // which saves the caller's lock_timeout and sets ours; the read, which puts the caller's back; the savepoint
     // released. When a statement fails (a lock timeout, a serialization failure, a deadlock) the server skips the
     // rest, and ROLLBACK TO SAVEPOINT undoes the insert and both settings.
-    // Parameters: our lock_timeout ('<n>ms'), the insert's eight, the key hash.
+    // Parameters: our lock_timeout ('<n>ms'), the insert's eight, the key hash, the claim's created_at.
     private static final String CLAIM_AT_ONCE = String.join(";\n",
             "SAVEPOINT idempotency_claim",
             INSERT_IN_OUR_TIME_SAVING,
@@ -76,7 +88,7 @@ final class PostgresDialect extends JdbcDialect {
     // the same in the store's own short transaction: nothing to save or put back, its end resets lock_timeout
     private static final String CLAIM_AT_ONCE_LOCAL = String.join(";\n",
             INSERT_IN_OUR_TIME,
-            READ);
+            READ + NOT_OURS);
     private static final int AT_ONCE_LOCAL_RESULTS = 2;
     private static final int AT_ONCE_LOCAL_INSERT = 0;
 
@@ -167,12 +179,18 @@ final class PostgresDialect extends JdbcDialect {
      */
     @Override
     void bindInstant(PreparedStatement ps, int index, java.time.Instant instant) throws SQLException {
-        long second = instant.getEpochSecond();
-        if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
-            ps.setObject(index, isoText(second, instant.getNano()), java.sql.Types.OTHER);
+        String text = isoTextOfYears1To9999(instant);
+        if (text != null) {
+            ps.setObject(index, text, java.sql.Types.OTHER);
         } else {
             ps.setObject(index, timestamp(instant));
         }
+    }
+
+    /** {@link #isoText} of an instant of the years 1-9999; null outside them. */
+    private static @Nullable String isoTextOfYears1To9999(java.time.Instant instant) {
+        long second = instant.getEpochSecond();
+        return second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND ? isoText(second, instant.getNano()) : null;
     }
 
     /**
@@ -225,15 +243,16 @@ final class PostgresDialect extends JdbcDialect {
     }
 
     @Override
-    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Duration timeout, Statements sql,
-            IndexedBinder claim, byte[] keyHash, RowReader reader) throws SQLException {
+    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql,
+            dev.idempotency.store.ClaimRequest r, RowReader reader) throws SQLException {
         int results = inCallerTransaction ? AT_ONCE_RESULTS : AT_ONCE_LOCAL_RESULTS;
         int insert = inCallerTransaction ? AT_ONCE_INSERT : AT_ONCE_LOCAL_INSERT;
         try (PreparedStatement ps = con.prepareStatement(
                 inCallerTransaction ? sql.claimAtOnce() : sql.claimAtOnceLocal())) {
-            ps.setString(1, atLeastOneMilli(timeout) + "ms");
-            claim.bind(ps, 2);
-            ps.setBytes(10, keyHash);
+            ps.setString(1, lockTimeoutText(r.lockTimeout()));
+            bindClaim(ps, 2, r);
+            ps.setBytes(10, r.keyHash());
+            ps.setString(11, isoTextOfYears1To9999(r.now()));
             boolean inserted = false;
             dev.idempotency.store.@Nullable IdempotencyRecord holder = null;
             // the results come in the order of the statements: walk exactly as many as were sent
@@ -245,14 +264,16 @@ final class PostgresDialect extends JdbcDialect {
                 if (i == insert) {
                     inserted = !isResultSet && ps.getUpdateCount() == 1;
                 } else if (i == insert + 1 && isResultSet && !inserted) {
-                    // the read after an insert that did nothing: the row that holds the key, if any (after our own
-                    // insert it is ours, and nothing in it is needed)
+                    // the read after an insert that did nothing: the row that holds the key, unless it was deleted
+                    // meanwhile or is in flight since our claim's millisecond (NOT_OURS)
                     try (ResultSet rs = ps.getResultSet()) {
                         holder = rs.next() && rs.getObject(1) != null ? reader.read(rs) : null;
                     }
                 }
             }
-            return inserted ? ClaimAttempt.INSERTED : ClaimAttempt.met(holder);
+            return inserted ? ClaimAttempt.INSERTED
+                    : holder != null ? ClaimAttempt.met(holder)
+                    : ClaimAttempt.MET_UNREAD;
         } catch (SQLException e) {
             if (inCallerTransaction) {
                 // undoes whatever ran (the insert, both settings) and un-aborts the caller's transaction
@@ -260,6 +281,22 @@ final class PostgresDialect extends JdbcDialect {
             }
             throw asConflict(e);
         }
+    }
+
+    /** The last lock timeout's text, {@code <n>ms}: stores keep one timeout, so it is made once, not per claim. */
+    private volatile LockTimeoutText lockTimeoutText = new LockTimeoutText(0, "0ms");
+
+    private record LockTimeoutText(long millis, String text) {
+    }
+
+    private String lockTimeoutText(Duration timeout) {
+        long millis = atLeastOneMilli(timeout);
+        LockTimeoutText last = lockTimeoutText;
+        if (last.millis() != millis) {
+            last = new LockTimeoutText(millis, millis + "ms");
+            lockTimeoutText = last;
+        }
+        return last.text();
     }
 
     private static final String SAVEPOINT = "SAVEPOINT idempotency_claim";

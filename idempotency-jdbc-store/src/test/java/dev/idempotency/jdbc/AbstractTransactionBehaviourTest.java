@@ -196,6 +196,42 @@ abstract class AbstractTransactionBehaviourTest {
     }
 
     @Test
+    void aClaimMadeInTheHoldersOwnMillisecondIsAnsweredWithTheHolder() {
+        // PostgreSQL's claim leaves an in-flight row of its own created_at out of the read after its insert (our own
+        // row, unless another claim was made in the same millisecond): such a holder must still be found, never taken
+        // for a vanished row and never acquired again
+        ClaimRequest first = request("K-same-milli", Duration.ofSeconds(5));
+        ClaimRequest twin = first; // another caller's claim of the same key, in the same millisecond
+        assertThat(store.claim(first).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+
+        ClaimResult alone = store.claim(twin);
+        assertThat(alone.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+        assertThat(alone.record().status()).isEqualTo(Status.IN_FLIGHT);
+        assertThat(alone.record().leaseUntil()).isEqualTo(first.leaseUntil());
+
+        store.complete(first.keyHash(), first.leaseUntil(), new byte[] {7}, first.expiresAt());
+        tx.executeWithoutResult(s -> {
+            ClaimResult inTransaction = store.claim(twin);
+            assertThat(inTransaction.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+            assertThat(inTransaction.record().status()).isEqualTo(Status.COMPLETED);
+            assertThat(inTransaction.record().result()).containsExactly(7);
+        });
+
+        // the same key twice in one transaction, in one millisecond: the second meets the first's row
+        ClaimRequest other = request("K-same-milli-2", Duration.ofSeconds(5));
+        tx.executeWithoutResult(s -> {
+            assertThat(store.claim(other).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
+            ClaimResult again = store.claim(other);
+            assertThat(again.kind()).isEqualTo(ClaimResult.Kind.EXISTING);
+            assertThat(again.record().leaseUntil()).isEqualTo(other.leaseUntil());
+            insertBusinessRow("same-milli");
+        });
+        assertThat(businessRows()).isEqualTo(1);
+        assertThat(store.find(other.keyHash())).hasValueSatisfying(r -> assertThat(r.status())
+                .isEqualTo(Status.IN_FLIGHT));
+    }
+
+    @Test
     void theDuplicateWaitsForTheFirstTransactionThenReplaysIt() throws Exception {
         IdempotentOperation<String> op = operation(Duration.ofSeconds(30));
         AtomicInteger runs = new AtomicInteger();
