@@ -524,7 +524,8 @@ public final class KeyResolver {
                     return null;
                 }
             }
-            return String.join("", texts);
+            // the usual 'LIT' + #param: one string made, where String.join copies the array and builds in a buffer
+            return texts.length == 2 ? texts[0].concat(texts[1]) : String.join("", texts);
         }
 
         private IdempotencyKeyException nullRead(SpelExpression read) {
