@@ -180,9 +180,14 @@ public abstract class JdbcDialect {
         ps.setString(first + 2, r.key());
         ps.setBytes(first + 3, r.fingerprint());
         ps.setString(first + 4, r.tier().name());
-        bindInstant(ps, first + 5, r.leaseUntil());
-        bindInstant(ps, first + 6, r.now());
-        bindInstant(ps, first + 7, r.expiresAt());
+        bindClaimInstant(ps, first + 5, r.leaseUntil());
+        bindClaimInstant(ps, first + 6, r.now());
+        bindClaimInstant(ps, first + 7, r.expiresAt());
+    }
+
+    /** Binds an instant of the claim's {@link Statements#insert()}: as {@link #bindInstant} unless a dialect says. */
+    void bindClaimInstant(java.sql.PreparedStatement ps, int index, Instant instant) throws SQLException {
+        bindInstant(ps, index, instant);
     }
 
     /**

@@ -25,17 +25,13 @@ final class PostgresDialect extends JdbcDialect {
 
 
     // ON CONFLICT DO NOTHING: a duplicate is no error, so the caller's transaction is never aborted by one; it still
-    // waits for an uncommitted conflicting row, then inserts (that transaction rolled back) or not
+    // waits for an uncommitted conflicting row, then inserts (that transaction rolled back) or not. The instants are
+    // cast text (bindClaimInstant).
     private static final String INSERT = """
             INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until,
                                  created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?::timestamptz, ?::timestamptz, ?::timestamptz)
             ON CONFLICT (key_hash) DO NOTHING""";
-
-    // a statement of its own, after the insert: under READ COMMITTED it sees the row that made the insert do nothing
-    // (committed while the insert waited); under REPEATABLE READ such a row committed after the snapshot makes the
-    // insert itself fail (40001), never this read
-    private static final String READ = "SELECT " + COLUMNS + " FROM {table} WHERE key_hash = ?";
 
     // The claim's insert, with our lock_timeout set by the insert itself: a VALUES expression is evaluated before the
     // insert looks for a conflicting row, so before any wait, and set_config takes effect at once. The key hash is
@@ -53,44 +49,44 @@ final class PostgresDialect extends JdbcDialect {
                                          true) IS NOT NULL
                          THEN ? END,""");
 
-    // The read after the insert answers only when the insert did nothing: then it shows the row that holds the key.
-    // After an insert that succeeded the row is our own and nothing in it is needed, so the read leaves out an
-    // in-flight row of our claim's created_at (the last parameter): the driver then receives no columns to decode
-    // (about 400 bytes per claim) and the server formats none. A completed row is always shown, so a replay is
-    // answered here even when its first execution was made in the same millisecond. Another caller's in-flight claim
-    // made in our millisecond is left out too, rarely: the store then reads it with a statement of its own
-    // (ClaimAttempt.MET_UNREAD), as after any insert that met a row it did not return.
-    // The parameter is text with a cast, not of a type left to the server to infer: with such a parameter in the read,
-    // pgjdbc spent one round trip more on every execution (RoundTripsIT: 5 instead of 4 per first execution). A NULL
-    // (an instant outside the years 1-9999) leaves out every in-flight row: correct, one read more.
-    private static final String NOT_OURS = " AND (status <> 'IN_FLIGHT' OR created_at <> ?::timestamptz)";
+    // The claim in one statement: the insert, as a data-modifying WITH, then the read of the key's row, which puts the
+    // caller's lock_timeout back. The read counts the insert's rows first (count(*) reads the WITH to its end, so the
+    // insert, with any wait for a conflicting row, is over before the row is read and the setting restored) and is
+    // one row whether or not the key has one (a LEFT JOIN from that one-row count), so the setting is always put
+    // back. The read runs on the statement's snapshot, which does not show the row the insert has just made: after a
+    // claim that inserted, the row comes back as NULLs, and nothing of it is formatted or sent. After an insert that
+    // did nothing, it shows the row that holds the key when that row was committed before the statement began (a
+    // replay, the usual case, or this transaction's own earlier claim); a row committed while the insert waited
+    // for it is not shown (READ COMMITTED), and the store reads it with a statement of its own
+    // (ClaimAttempt.MET_UNREAD), one round trip more for a duplicate that met its original in flight. Under
+    // REPEATABLE READ such a row makes the insert itself fail (40001), as before.
+    // Columns: the row's (COLUMNS), the restored setting, how many rows the insert made (0 or 1).
+    private static String insertThenRead(String insert, String restore) {
+        return "WITH claim AS (" + insert + " RETURNING 1)\nSELECT " + COLUMNS + restore + ", inserted.n"
+                + "\n  FROM (SELECT count(*) AS n FROM claim) inserted LEFT JOIN {table} ON key_hash = ?";
+    }
 
-    // The read that puts the caller's lock_timeout back: one row whether or not the key has one (a LEFT JOIN from a
-    // one-row relation), so the setting is always restored; the row's columns are NULL when there is none.
-    private static final String READ_RESTORING = "SELECT " + COLUMNS
-            + ", set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true)"
-            + " FROM (SELECT 1 AS one) one LEFT JOIN {table} ON key_hash = ?" + NOT_OURS;
+    private static final int INSERTED_COLUMN = 12;
 
     // The claim of a new key in the caller's transaction, one constant text prepared once and sent in one round trip
-    // (pgjdbc sends the statements of one execute with a single Sync), four statements: a savepoint; the insert,
-    // which saves the caller's lock_timeout and sets ours; the read, which puts the caller's back; the savepoint
-    // released. When a statement fails (a lock timeout, a serialization failure, a deadlock) the server skips the
-    // rest, and ROLLBACK TO SAVEPOINT undoes the insert and both settings.
-    // Parameters: our lock_timeout ('<n>ms'), the insert's eight, the key hash, the claim's created_at.
+    // (pgjdbc sends the statements of one execute with a single Sync), three statements: a savepoint; the insert and
+    // the read (the insert saves the caller's lock_timeout and sets ours, the read puts the caller's back); the
+    // savepoint released. When a statement fails (a lock timeout, a serialization failure, a deadlock) the server
+    // skips the rest, and ROLLBACK TO SAVEPOINT undoes the insert and both settings.
+    // Parameters: our lock_timeout ('<n>ms'), the insert's eight, the key hash.
     private static final String CLAIM_AT_ONCE = String.join(";\n",
             "SAVEPOINT idempotency_claim",
-            INSERT_IN_OUR_TIME_SAVING,
-            READ_RESTORING,
+            insertThenRead(INSERT_IN_OUR_TIME_SAVING,
+                    ", set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true)"),
             "RELEASE SAVEPOINT idempotency_claim");
-    private static final int AT_ONCE_RESULTS = 4;
-    private static final int AT_ONCE_INSERT = 1;
+    private static final int AT_ONCE_RESULTS = 3;
+    private static final int AT_ONCE_READ = 1;
 
-    // the same in the store's own short transaction: nothing to save or put back, its end resets lock_timeout
-    private static final String CLAIM_AT_ONCE_LOCAL = String.join(";\n",
-            INSERT_IN_OUR_TIME,
-            READ + NOT_OURS);
-    private static final int AT_ONCE_LOCAL_RESULTS = 2;
-    private static final int AT_ONCE_LOCAL_INSERT = 0;
+    // the same in the store's own short transaction: nothing to save or put back, its end resets lock_timeout (the
+    // column of the restored setting is a NULL, so that the columns are the same)
+    private static final String CLAIM_AT_ONCE_LOCAL = insertThenRead(INSERT_IN_OUR_TIME, ", NULL");
+    private static final int AT_ONCE_LOCAL_RESULTS = 1;
+    private static final int AT_ONCE_LOCAL_READ = 0;
 
     private static final Statements STATEMENTS = Statements.standard(
             INSERT,
@@ -179,18 +175,28 @@ final class PostgresDialect extends JdbcDialect {
      */
     @Override
     void bindInstant(PreparedStatement ps, int index, java.time.Instant instant) throws SQLException {
-        String text = isoTextOfYears1To9999(instant);
-        if (text != null) {
-            ps.setObject(index, text, java.sql.Types.OTHER);
+        long second = instant.getEpochSecond();
+        if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
+            ps.setObject(index, isoText(second, instant.getNano()), java.sql.Types.OTHER);
         } else {
             ps.setObject(index, timestamp(instant));
         }
     }
 
-    /** {@link #isoText} of an instant of the years 1-9999; null outside them. */
-    private static @Nullable String isoTextOfYears1To9999(java.time.Instant instant) {
+    /**
+     * The claim's instants as text of a type the client names ({@code varchar}, cast to {@code timestamptz} by the
+     * statement), not {@code Types.OTHER}: the claim in one round trip is a statement that returns rows, and pgjdbc
+     * spends a round trip of its own describing such a statement on every execution when the server is left to infer
+     * a parameter's type ({@code RoundTripsIT}: 5 instead of 4 per first execution, 3 instead of 2 per replay).
+     */
+    @Override
+    void bindClaimInstant(PreparedStatement ps, int index, java.time.Instant instant) throws SQLException {
         long second = instant.getEpochSecond();
-        return second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND ? isoText(second, instant.getNano()) : null;
+        if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
+            ps.setString(index, isoText(second, instant.getNano()));
+        } else {
+            bindInstant(ps, index, instant); // pgjdbc's own text of a Timestamp (a round trip more, outside years 1-9999)
+        }
     }
 
     /**
@@ -246,34 +252,35 @@ final class PostgresDialect extends JdbcDialect {
     ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql,
             dev.idempotency.store.ClaimRequest r, RowReader reader) throws SQLException {
         int results = inCallerTransaction ? AT_ONCE_RESULTS : AT_ONCE_LOCAL_RESULTS;
-        int insert = inCallerTransaction ? AT_ONCE_INSERT : AT_ONCE_LOCAL_INSERT;
+        int read = inCallerTransaction ? AT_ONCE_READ : AT_ONCE_LOCAL_READ;
         try (PreparedStatement ps = con.prepareStatement(
                 inCallerTransaction ? sql.claimAtOnce() : sql.claimAtOnceLocal())) {
             ps.setString(1, lockTimeoutText(r.lockTimeout()));
             bindClaim(ps, 2, r);
             ps.setBytes(10, r.keyHash());
-            ps.setString(11, isoTextOfYears1To9999(r.now()));
-            boolean inserted = false;
-            dev.idempotency.store.@Nullable IdempotencyRecord holder = null;
+            @Nullable ClaimAttempt attempt = null;
             // the results come in the order of the statements: walk exactly as many as were sent
             boolean isResultSet = ps.execute();
             for (int i = 0; i < results; i++) {
                 if (i > 0) {
                     isResultSet = ps.getMoreResults();
                 }
-                if (i == insert) {
-                    inserted = !isResultSet && ps.getUpdateCount() == 1;
-                } else if (i == insert + 1 && isResultSet && !inserted) {
-                    // the read after an insert that did nothing: the row that holds the key, unless it was deleted
-                    // meanwhile or is in flight since our claim's millisecond (NOT_OURS)
+                if (i == read && isResultSet) {
                     try (ResultSet rs = ps.getResultSet()) {
-                        holder = rs.next() && rs.getObject(1) != null ? reader.read(rs) : null;
+                        if (rs.next()) {
+                            attempt = rs.getLong(INSERTED_COLUMN) == 1 ? ClaimAttempt.INSERTED
+                                    : rs.getObject(1) != null ? ClaimAttempt.met(reader.read(rs))
+                                    // committed while the insert waited for it (or deleted since): not in the
+                                    // statement's snapshot
+                                    : ClaimAttempt.MET_UNREAD;
+                        }
                     }
                 }
             }
-            return inserted ? ClaimAttempt.INSERTED
-                    : holder != null ? ClaimAttempt.met(holder)
-                    : ClaimAttempt.MET_UNREAD;
+            if (attempt == null) {
+                throw new SQLException("PostgreSQL returned no row from the claim's read");
+            }
+            return attempt;
         } catch (SQLException e) {
             if (inCallerTransaction) {
                 // undoes whatever ran (the insert, both settings) and un-aborts the caller's transaction
