@@ -33,38 +33,41 @@ final class PostgresDialect extends JdbcDialect {
             VALUES (?, ?, ?, ?, ?, 'IN_FLIGHT', NULL, ?::timestamptz, ?::timestamptz, ?::timestamptz)
             ON CONFLICT (key_hash) DO NOTHING""";
 
-    // The claim's insert, with our lock_timeout set by the insert itself: a VALUES expression is evaluated before the
-    // insert looks for a conflicting row, so before any wait, and set_config takes effect at once. The key hash is
-    // given through it (the first parameter is ours, then the insert's eight), which spares a statement of its own.
-    private static final String INSERT_IN_OUR_TIME = INSERT.replace("VALUES (?,", """
-            VALUES (CASE WHEN set_config('lock_timeout', ?, true) IS NOT NULL THEN ? END,""");
-
-    // The same, first saving the caller's lock_timeout in a transaction-local setting of our own (nested, so that it
-    // runs before ours is set).
-    private static final String INSERT_IN_OUR_TIME_SAVING = INSERT.replace("VALUES (?,", """
-            VALUES (CASE WHEN set_config('lock_timeout',
-                                         CASE WHEN set_config('idempotency.lock_timeout',
-                                                              current_setting('lock_timeout'), true) IS NOT NULL
-                                              THEN ? END,
-                                         true) IS NOT NULL
-                         THEN ? END,""");
-
-    // The claim in one statement: the insert, as a data-modifying WITH, then the read of the key's row, which puts the
-    // caller's lock_timeout back. The read counts the insert's rows first (count(*) reads the WITH to its end, so the
-    // insert, with any wait for a conflicting row, is over before the row is read and the setting restored) and is
-    // one row whether or not the key has one (a LEFT JOIN from that one-row count), so the setting is always put
-    // back. The read runs on the statement's snapshot, which does not show the row the insert has just made: after a
-    // claim that inserted, the row comes back as NULLs, and nothing of it is formatted or sent. After an insert that
-    // did nothing, it shows the row that holds the key when that row was committed before the statement began (a
-    // replay, the usual case, or this transaction's own earlier claim); a row committed while the insert waited
-    // for it is not shown (READ COMMITTED), and the store reads it with a statement of its own
-    // (ClaimAttempt.MET_UNREAD), one round trip more for a duplicate that met its original in flight. Under
-    // REPEATABLE READ such a row makes the insert itself fail (40001), as before.
-    // Columns: the row's (COLUMNS), the restored setting, how many rows the insert made (0 or 1).
-    private static String insertThenRead(String insert, String restore) {
-        return "WITH claim AS (" + insert + " RETURNING 1)\nSELECT " + COLUMNS + restore + ", inserted.n"
-                + "\n  FROM (SELECT count(*) AS n FROM claim) inserted LEFT JOIN {table} ON key_hash = ?";
+    // The claim in one statement. First the key, a one-row WITH that also sets our lock_timeout (set_config takes
+    // effect at once; a WITH with a volatile function is computed once, before the insert reads its row, so before
+    // the insert looks for a conflicting row and may wait). Then the insert, a data-modifying WITH that takes its key
+    // from it. Then the read of the key's row, which puts the caller's lock_timeout back: it counts the insert's rows
+    // first (count(*) reads the WITH to its end, so the insert, with any wait for a conflicting row, is over before
+    // the row is read and the setting restored) and is one row whether or not the key has one (a LEFT JOIN from that
+    // one-row count), so the setting is always put back. The key hash is bound once, for the insert and the read.
+    // The read runs on the statement's snapshot, which does not show the row the insert has just made: after a claim
+    // that inserted, the row comes back as NULLs, and nothing of it is formatted or sent. After an insert that did
+    // nothing, it shows the row that holds the key when that row was committed before the statement began (a replay,
+    // the usual case, or this transaction's own earlier claim); a row committed while the insert waited for it is
+    // not shown (READ COMMITTED), and the store reads it with a statement of its own (ClaimAttempt.MET_UNREAD), one
+    // round trip more for a duplicate that met its original in flight. Under REPEATABLE READ such a row makes the
+    // insert itself fail (40001).
+    // Parameters: our lock_timeout ('<n>ms'), the insert's eight (the key hash first). Columns: the row's (COLUMNS),
+    // the restored setting, how many rows the insert made (0 or 1).
+    private static String claimThenRead(String ourLockTimeout, String restore) {
+        return "WITH k AS (SELECT CASE WHEN " + ourLockTimeout + " IS NOT NULL THEN ?::bytea END AS key_hash),\n"
+                + "claim AS (" + INSERT.replace("VALUES (?,", "SELECT k.key_hash,")
+                        .replace("?::timestamptz)\n", "?::timestamptz FROM k\n") + " RETURNING 1)\n"
+                + "SELECT " + COLUMNS + restore + ", inserted.n\n"
+                + "  FROM (SELECT count(*) AS n FROM claim) inserted\n"
+                + "  LEFT JOIN {table} ON {table}.key_hash = (SELECT key_hash FROM k)";
     }
+
+    // our lock_timeout, set at once
+    private static final String OURS = "set_config('lock_timeout', ?, true)";
+
+    // the same, first saving the caller's lock_timeout in a transaction-local setting of our own (nested, so that it
+    // runs before ours is set)
+    private static final String OURS_SAVING_THEIRS = """
+            set_config('lock_timeout',
+                       CASE WHEN set_config('idempotency.lock_timeout', current_setting('lock_timeout'), true)
+                                 IS NOT NULL THEN ? END,
+                       true)""";
 
     private static final int INSERTED_COLUMN = 12;
 
@@ -73,10 +76,9 @@ final class PostgresDialect extends JdbcDialect {
     // the read (the insert saves the caller's lock_timeout and sets ours, the read puts the caller's back); the
     // savepoint released. When a statement fails (a lock timeout, a serialization failure, a deadlock) the server
     // skips the rest, and ROLLBACK TO SAVEPOINT undoes the insert and both settings.
-    // Parameters: our lock_timeout ('<n>ms'), the insert's eight, the key hash.
     private static final String CLAIM_AT_ONCE = String.join(";\n",
             "SAVEPOINT idempotency_claim",
-            insertThenRead(INSERT_IN_OUR_TIME_SAVING,
+            claimThenRead(OURS_SAVING_THEIRS,
                     ", set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true)"),
             "RELEASE SAVEPOINT idempotency_claim");
     private static final int AT_ONCE_RESULTS = 3;
@@ -84,7 +86,7 @@ final class PostgresDialect extends JdbcDialect {
 
     // the same in the store's own short transaction: nothing to save or put back, its end resets lock_timeout (the
     // column of the restored setting is a NULL, so that the columns are the same)
-    private static final String CLAIM_AT_ONCE_LOCAL = insertThenRead(INSERT_IN_OUR_TIME, ", NULL");
+    private static final String CLAIM_AT_ONCE_LOCAL = claimThenRead(OURS, ", NULL");
     private static final int AT_ONCE_LOCAL_RESULTS = 1;
     private static final int AT_ONCE_LOCAL_READ = 0;
 
@@ -257,7 +259,6 @@ final class PostgresDialect extends JdbcDialect {
                 inCallerTransaction ? sql.claimAtOnce() : sql.claimAtOnceLocal())) {
             ps.setString(1, lockTimeoutText(r.lockTimeout()));
             bindClaim(ps, 2, r);
-            ps.setBytes(10, r.keyHash());
             @Nullable ClaimAttempt attempt = null;
             // the results come in the order of the statements: walk exactly as many as were sent
             boolean isResultSet = ps.execute();
