@@ -197,9 +197,8 @@ abstract class AbstractTransactionBehaviourTest {
 
     @Test
     void aClaimMadeInTheHoldersOwnMillisecondIsAnsweredWithTheHolder() {
-        // PostgreSQL's claim leaves an in-flight row of its own created_at out of the read after its insert (our own
-        // row, unless another claim was made in the same millisecond): such a holder must still be found, never taken
-        // for a vanished row and never acquired again
+        // a claim identical to its holder's, to the millisecond (a retry or a second caller at once, or the same key
+        // twice in one transaction): the holder is found, never taken for a vanished row, never acquired again
         ClaimRequest first = request("K-same-milli", Duration.ofSeconds(5));
         ClaimRequest twin = first; // another caller's claim of the same key, in the same millisecond
         assertThat(store.claim(first).kind()).isEqualTo(ClaimResult.Kind.ACQUIRED);
