@@ -197,7 +197,8 @@ final class PostgresDialect extends JdbcDialect {
         if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
             ps.setString(index, isoText(second, instant.getNano()));
         } else {
-            bindInstant(ps, index, instant); // pgjdbc's own text of a Timestamp (a round trip more, outside years 1-9999)
+            // pgjdbc's own text of a Timestamp, of a type the server infers: a round trip more, outside years 1-9999
+            bindInstant(ps, index, instant);
         }
     }
 
