@@ -121,7 +121,7 @@ final class PostgresDialect extends JdbcDialect {
     <T> T withLockTimeout(Connection con, boolean inCallerTransaction, Duration timeout, SqlWork<T> work)
             throws SQLException {
         // a number of our own making, never user input: safe to send as text
-        String ours = "'" + atLeastOneMilli(timeout) + "ms'";
+        String ours = "'" + lockTimeoutText(timeout) + "'";
         @Nullable String previous = null;
         boolean savepoint = false;
         try {
@@ -177,12 +177,7 @@ final class PostgresDialect extends JdbcDialect {
      */
     @Override
     void bindInstant(PreparedStatement ps, int index, java.time.Instant instant) throws SQLException {
-        long second = instant.getEpochSecond();
-        if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
-            ps.setObject(index, isoText(second, instant.getNano()), java.sql.Types.OTHER);
-        } else {
-            ps.setObject(index, timestamp(instant));
-        }
+        bindIsoText(ps, index, instant, java.sql.Types.OTHER);
     }
 
     /**
@@ -190,15 +185,21 @@ final class PostgresDialect extends JdbcDialect {
      * statement), not {@code Types.OTHER}: the claim in one round trip is a statement that returns rows, and pgjdbc
      * spends a round trip of its own describing such a statement on every execution when the server is left to infer
      * a parameter's type ({@code RoundTripsIT}: 5 instead of 4 per first execution, 3 instead of 2 per replay).
+     * Outside the years 1-9999 it is pgjdbc's own text of a {@link #timestamp}, a round trip more.
      */
     @Override
     void bindClaimInstant(PreparedStatement ps, int index, java.time.Instant instant) throws SQLException {
+        bindIsoText(ps, index, instant, java.sql.Types.VARCHAR);
+    }
+
+    /** {@link #isoText} bound as {@code type}, for the years 1-9999; outside them a {@link #timestamp}. */
+    private void bindIsoText(PreparedStatement ps, int index, java.time.Instant instant, int type)
+            throws SQLException {
         long second = instant.getEpochSecond();
         if (second >= FIRST_ISO_SECOND && second <= LAST_ISO_SECOND) {
-            ps.setString(index, isoText(second, instant.getNano()));
+            ps.setObject(index, isoText(second, instant.getNano()), type);
         } else {
-            // pgjdbc's own text of a Timestamp, of a type the server infers: a round trip more, outside years 1-9999
-            bindInstant(ps, index, instant);
+            ps.setObject(index, timestamp(instant));
         }
     }
 
