@@ -42,7 +42,35 @@ final class MariaDbDialect extends MySqlDialect {
                       expires_at, claim_token
             """;
 
-    private static final Statements STATEMENTS = MySqlDialect.STATEMENTS.withClaimAtOnce(CLAIM, CLAIM);
+    /**
+     * The claim in the caller's transaction, the plain read before it included: see {@link #readThenClaim}. The key
+     * hash is bound once, first, as the block's variable {@code k}, used three times; the claim's other parameters
+     * and the token follow, as in {@link #CLAIM}. {@code result} is left to its default, NULL. {@code {lock wait}} is
+     * where the {@code SET STATEMENT} prefix goes. The variables' names are one letter, since the driver copies the
+     * text on every call; a local variable wins over a column of the same name, so no column can shadow them.
+     */
+    private static final String READ_THEN_CLAIM = """
+            /*client prepare*/BEGIN NOT ATOMIC
+            DECLARE k BINARY(32) DEFAULT ?;
+            DECLARE f INT;
+            SELECT EXISTS (SELECT 1 FROM {table} WHERE key_hash = k) INTO f;
+            IF f THEN
+              SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at,
+                     expires_at
+                FROM {table} WHERE key_hash = k;
+            ELSE
+              {lock wait}INSERT INTO {table} (key_hash, operation, idem_key, fingerprint, tier, status, lease_until,
+                                              created_at, expires_at, claim_token)
+              VALUES (k, ?, ?, ?, ?, 'IN_FLIGHT', ?, ?, ?, ?)
+              ON DUPLICATE KEY UPDATE key_hash = key_hash
+              RETURNING claim_token;
+            END IF;
+            END
+            """;
+
+    private static final String LOCK_WAIT = "{lock wait}";
+
+    private static final Statements STATEMENTS = MySqlDialect.STATEMENTS.withClaimAtOnce(READ_THEN_CLAIM, CLAIM);
 
     /** {@code SET STATEMENT ... FOR } with the common lock waits (in seconds) made once: the text of most claims. */
     private static final String[] PREFIXES = new String[61];
@@ -95,7 +123,7 @@ final class MariaDbDialect extends MySqlDialect {
     /**
      * The plain read and the claim in one round trip, one result set: a compound statement ({@code BEGIN NOT
      * ATOMIC}, a single statement on the wire, so no {@code allowMultiQueries} needed). It first asks whether the key
-     * has a row, {@code SELECT EXISTS (SELECT 1 ...) INTO v_found}: a {@code SELECT} statement, so a plain read that
+     * has a row, {@code SELECT EXISTS (SELECT 1 ...) INTO f}: a {@code SELECT} statement, so a plain read that
      * takes no lock (tested: an owner updates the row it shows while this transaction stays open), where an
      * {@code IF EXISTS (SELECT ...)} would take a shared lock (the {@code IF}'s condition is not a {@code SELECT}
      * statement). If there is a row, a plain {@code SELECT} answers it (the same snapshot under REPEATABLE READ; under
@@ -105,9 +133,11 @@ final class MariaDbDialect extends MySqlDialect {
      * 2 KB for the row's eleven, measured). The column count says which branch answered: the read's row has ten,
      * the claim's one. Client-prepared whatever
      * {@code useServerPrepStmts} says (the server cannot prepare a compound statement), so the server parses the whole
-     * block on every call: it declares one variable and reads a found row twice rather than copying it into ten
+     * block on every call: it declares a variable for the answer and reads a found row twice rather than copying it into ten
      * variables declared with the columns' types, which cost more to parse and make than the second read of a row by
-     * its primary key (measured: docs/benchmarks.md).
+     * its primary key (measured: docs/benchmarks.md). The driver also copies and scans the whole text on every call
+     * (and boxes the position of every parameter past the 127th character): the key hash, used three times, is bound
+     * once, at the block's start, as its variable.
      */
     private String readThenClaim(Statements sql, long seconds) {
         return cached(readThenClaim, sql, seconds, true);
@@ -120,7 +150,7 @@ final class MariaDbDialect extends MySqlDialect {
         if (seconds >= PREFIXES.length) {
             return text(sql, prefix(seconds), readFirst);
         }
-        String[] texts = cache.computeIfAbsent(sql.claimAtOnce(), k -> new String[PREFIXES.length]);
+        String[] texts = cache.computeIfAbsent(sql.claimAtOnceLocal(), k -> new String[PREFIXES.length]);
         String text = texts[(int) seconds];
         if (text == null) {
             text = text(sql, PREFIXES[(int) seconds], readFirst);
@@ -134,24 +164,15 @@ final class MariaDbDialect extends MySqlDialect {
      * (client-side prepared) and sends it, so each character counts.
      */
     private static String text(Statements sql, String prefix, boolean readFirst) {
-        if (!readFirst) {
-            return compact(prefix + sql.claimAtOnce());
-        }
-        // "SELECT <the columns>" and "<table> WHERE key_hash = ?"
-        String[] columnsAndFrom = sql.select().strip().split("\\s+FROM\\s+", 2);
-        return compact("/*client prepare*/BEGIN NOT ATOMIC\nDECLARE v_found INT;\nSELECT EXISTS (SELECT 1 FROM "
-                + columnsAndFrom[1] + ") INTO v_found;\nIF v_found THEN\n" + columnsAndFrom[0] + " FROM "
-                + columnsAndFrom[1] + ";\nELSE\n" + prefix + tokenOnly(sql.claimAtOnce()) + ";\nEND IF;\nEND");
+        return compact(readFirst ? sql.claimAtOnce().replace(LOCK_WAIT, prefix) : prefix + sql.claimAtOnceLocal());
     }
 
-    /** The claim with {@code RETURNING claim_token} alone. */
-    private static String tokenOnly(String claim) {
-        return claim.substring(0, claim.lastIndexOf("RETURNING")) + "RETURNING claim_token";
-    }
-
-    /** Single spaces for runs of white space, none around commas: no literal of the claim holds either. */
+    /**
+     * Single spaces for runs of white space, none around commas, {@code =} and after {@code ;}: no literal of the
+     * claim holds any of them.
+     */
     private static String compact(String sql) {
-        return sql.strip().replaceAll("\\s+", " ").replace(", ", ",");
+        return sql.strip().replaceAll("\\s+", " ").replace(", ", ",").replace(" = ", "=").replace("; ", ";");
     }
 
     @Override
@@ -159,15 +180,11 @@ final class MariaDbDialect extends MySqlDialect {
             RowReader reader) throws SQLException {
         long seconds = atLeastOneSecond(r.lockTimeout());
         String text = inCallerTransaction ? readThenClaim(sql, seconds) : cached(claimAlone, sql, seconds, false);
-        int first = inCallerTransaction ? 3 : 1;
         long token = ThreadLocalRandom.current().nextLong();
         try (PreparedStatement ps = con.prepareStatement(text)) {
-            if (inCallerTransaction) {
-                ps.setBytes(1, r.keyHash());
-                ps.setBytes(2, r.keyHash());
-            }
-            bindClaim(ps, first, r);
-            ps.setLong(first + 8, token);
+            // both texts take the claim's parameters in the same order, the token last
+            bindClaim(ps, 1, r);
+            ps.setLong(9, token);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     if (inCallerTransaction) {
