@@ -190,6 +190,72 @@ public final class IdempotentExecutor {
         return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
     }
 
+    /**
+     * Whether the store is fronted by a pre-filter that holds completed outcomes in memory (the
+     * {@code CaffeinePrefilter}): only then can {@link #replayHeldOr} answer a call by itself.
+     */
+    public boolean holdsOutcomesInMemory() {
+        return inMemory != null;
+    }
+
+    /**
+     * Answers the call from the pre-filter alone when it holds the key's completed outcome for these arguments, as
+     * {@link #execute} would replay it (the same outcome, event and observation); otherwise runs {@code otherwise},
+     * and that is all. For a way in that can ask before it begins the method's own transaction (the Spring proxy
+     * advice, placed just outside the transaction advisor): a duplicate the pre-filter answers then borrows no
+     * connection and begins no transaction. {@code otherwise} leads to {@link #execute} of the same call further in,
+     * which decides everything else as always: a miss, a key or a scope that is refused, a payload mismatch, a
+     * read-only transaction, no pre-filter at all. Nothing is claimed or waited for here, and nothing is published
+     * unless the call is answered here.
+     *
+     * @param otherwise the rest of the call: its transaction, then {@link #execute}
+     */
+    public <T, E extends Throwable> T replayHeldOr(IdempotentOperation<T> operation, String key, Object[] arguments,
+            Action<T, E> otherwise) throws E {
+        CompletedOutcomes outcomes = inMemory;
+        Call<T, E> call = outcomes == null || operation.tier() == Tier.READ_ONLY ? null
+                : held(outcomes, operation, key, arguments, otherwise);
+        if (call == null) {
+            return otherwise.run();
+        }
+        return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
+    }
+
+    /**
+     * The call that replays the completed outcome the pre-filter holds for this key, with this call's fingerprint,
+     * outside a read-only transaction; otherwise null. Quiet: whatever is refused here (the key, the scope, an
+     * argument) is left for {@link #execute} to refuse, where the call's failure is published once. A miss costs the
+     * key's hash and no object.
+     */
+    private <T, E extends Throwable> @Nullable Call<T, E> held(CompletedOutcomes outcomes, IdempotentOperation<T> op,
+            String key, Object[] arguments, Action<T, E> otherwise) {
+        try {
+            if (key == null || (transactions.isTransactionActive() && transactions.isReadOnly())) {
+                return null;
+            }
+            String tenant = scope.current();
+            if (tenant == null) {
+                return null;
+            }
+            String normal = Keys.normalize(key);
+            byte[] keyHash = Keys.hash(op.name(), tenant, normal);
+            IdempotencyRecord hit = outcomes.completed(keyHash);
+            if (hit == null) {
+                return null;
+            }
+            prepare(op);
+            Call<T, E> call = new Call<>(op, key, arguments, otherwise, null);
+            byte[] fingerprint = fingerprints.fingerprint(call.arguments, op::isIgnored);
+            if (!Arrays.equals(hit.fingerprint(), fingerprint)) {
+                return null;
+            }
+            call.replays(hit, Keys.readableNormalized(normal), keyHash, fingerprint);
+            return call;
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
     /** How many callers of a key hash are waiting in this executor on this node (for tests and diagnostics). */
     int callersOf(byte[] keyHash) {
         return gates.callers(keyHash);
@@ -282,6 +348,8 @@ public final class IdempotentExecutor {
         private String readable = "";
         private byte[] keyHash;
         private byte[] fingerprint;
+        /** The completed outcome the pre-filter held for this call ({@link #replayHeldOr}): replayed, nothing else. */
+        private @Nullable IdempotencyRecord held;
 
         Call(IdempotentOperation<T> op, String key, Object[] arguments, Action<T, E> action,
                 @Nullable Compensation<T> compensation) {
@@ -299,8 +367,20 @@ public final class IdempotentExecutor {
             }
             started = true;
             start = System.nanoTime();
+            if (held != null) {
+                claimNanos = System.nanoTime() - start;
+                return replay(held, true);
+            }
             prepareKey();
             return execute();
+        }
+
+        /** Makes this call the replay of {@code record}, which the pre-filter held ({@link #replayHeldOr}). */
+        void replays(IdempotencyRecord record, String readableKey, byte[] hash, byte[] print) {
+            this.held = record;
+            this.readable = readableKey;
+            this.keyHash = hash;
+            this.fingerprint = print;
         }
 
         @Override

@@ -1,10 +1,13 @@
 package dev.idempotency.spring;
 
+import java.lang.reflect.Method;
+import java.util.List;
 import java.util.Objects;
 import org.aopalliance.aop.Advice;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.PointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -12,21 +15,32 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.core.Ordered;
+import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
 
 /**
  * Applies an {@link IdempotentAspect} bean where {@link IdempotentAspect#POINTCUT} matches, at the aspect's order.
  * The aspect (and with it the executor and the store) is looked up when the advice is first needed, not when the
  * auto-proxy creator collects advisors. Registered by {@link IdempotencyConfiguration} after every configuration class
  * is parsed, so that with equal orders the transaction advisor, registered earlier, runs outside it.
+ *
+ * <p>A second advisor of each aspect ({@code beforeTransaction}) applies {@link IdempotentAspect#beforeTransaction()}
+ * to the {@code @Idempotent} methods that a transaction advisor ({@code @EnableTransactionManagement}) also applies
+ * to, at an order one lower than the lowest such advisor's: just outside the method's transaction. There a duplicate
+ * that the store's pre-filter holds is answered before a transaction begins; everything else proceeds as before. It
+ * applies to nothing when there is no transaction advisor (or its order is {@link Ordered#HIGHEST_PRECEDENCE}).
  */
 final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAware {
 
     private final String aspectBeanName;
+    private final boolean beforeTransaction;
     private @Nullable BeanFactory beanFactory;
     private volatile @Nullable IdempotentAspect aspect;
+    /** The transaction advisors, found when first needed (once there is one). */
+    private volatile @Nullable List<BeanFactoryTransactionAttributeSourceAdvisor> transactionAdvisors;
 
-    IdempotentAdvisor(String aspectBeanName) {
+    IdempotentAdvisor(String aspectBeanName, boolean beforeTransaction) {
         this.aspectBeanName = Objects.requireNonNull(aspectBeanName, "aspectBeanName");
+        this.beforeTransaction = beforeTransaction;
     }
 
     @Override
@@ -36,12 +50,12 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
 
     @Override
     public Pointcut getPointcut() {
-        return IdempotentAspect.POINTCUT;
+        return beforeTransaction ? beforeTransactionPointcut : IdempotentAspect.POINTCUT;
     }
 
     @Override
     public Advice getAdvice() {
-        return aspect();
+        return beforeTransaction ? aspect().beforeTransaction() : aspect();
     }
 
     @Override
@@ -51,7 +65,49 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
 
     @Override
     public int getOrder() {
-        return aspect().getOrder();
+        if (!beforeTransaction) {
+            return aspect().getOrder();
+        }
+        int order = Ordered.LOWEST_PRECEDENCE;
+        for (BeanFactoryTransactionAttributeSourceAdvisor advisor : transactionAdvisors()) {
+            order = Math.min(order, advisor.getOrder());
+        }
+        return order == Ordered.HIGHEST_PRECEDENCE ? order : order - 1;
+    }
+
+    /** {@code @Idempotent} methods that a transaction advisor applies to too. */
+    private final Pointcut beforeTransactionPointcut = new StaticMethodMatcherPointcut() {
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+            if (!IdempotentAspect.POINTCUT.getMethodMatcher().matches(method, targetClass)) {
+                return false;
+            }
+            for (BeanFactoryTransactionAttributeSourceAdvisor advisor : transactionAdvisors()) {
+                Pointcut pc = advisor.getPointcut();
+                if (advisor.getOrder() != Ordered.HIGHEST_PRECEDENCE && pc.getClassFilter().matches(targetClass)
+                        && pc.getMethodMatcher().matches(method, targetClass)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    };
+
+    private List<BeanFactoryTransactionAttributeSourceAdvisor> transactionAdvisors() {
+        List<BeanFactoryTransactionAttributeSourceAdvisor> found = transactionAdvisors;
+        if (found == null) {
+            if (!(beanFactory instanceof ListableBeanFactory factory)) {
+                return List.of();
+            }
+            found = List.copyOf(factory.getBeansOfType(BeanFactoryTransactionAttributeSourceAdvisor.class, false,
+                    false).values());
+            if (found.isEmpty()) {
+                // perhaps not made yet: asked again next time
+                return found;
+            }
+            transactionAdvisors = found;
+        }
+        return found;
     }
 
     private IdempotentAspect aspect() {
@@ -80,18 +136,24 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
             registry.registerBeanDefinition(IdempotencyStartupCheck.BEAN_NAME, check);
         }
         for (String aspect : aspects) {
-            String advisor = aspect + "Advisor";
-            if (!registry.containsBeanDefinition(advisor)) {
-                RootBeanDefinition definition = new RootBeanDefinition(IdempotentAdvisor.class);
-                definition.getConstructorArgumentValues().addIndexedArgumentValue(0, aspect);
-                definition.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
-                registry.registerBeanDefinition(advisor, definition);
-            }
+            define(registry, aspect, aspect + "Advisor", false);
+            define(registry, aspect, aspect + "BeforeTransactionAdvisor", true);
+        }
+    }
+
+    private static void define(BeanDefinitionRegistry registry, String aspect, String advisor,
+            boolean beforeTransaction) {
+        if (!registry.containsBeanDefinition(advisor)) {
+            RootBeanDefinition definition = new RootBeanDefinition(IdempotentAdvisor.class);
+            definition.getConstructorArgumentValues().addIndexedArgumentValue(0, aspect);
+            definition.getConstructorArgumentValues().addIndexedArgumentValue(1, beforeTransaction);
+            definition.setRole(BeanDefinition.ROLE_INFRASTRUCTURE);
+            registry.registerBeanDefinition(advisor, definition);
         }
     }
 
     @Override
     public String toString() {
-        return "IdempotentAdvisor[" + aspectBeanName + "]";
+        return "IdempotentAdvisor[" + aspectBeanName + (beforeTransaction ? ", before the transaction]" : "]");
     }
 }

@@ -28,7 +28,9 @@ import org.springframework.util.ClassUtils;
  * {@code @Transactional} on the same method: the claim of the key is written in that transaction and commits or
  * rolls back with the method's own writes. (With equal orders, Spring applies advisors in the order their beans are
  * defined; {@code @EnableIdempotency} defines the aspect's advisor after every configuration class, so after the
- * transaction advisor.) Retry advice belongs outside both.
+ * transaction advisor.) Retry advice belongs outside both. When the executor's store has a pre-filter, a second
+ * advisor applies the pre-filter's part ({@link #replayHeldOrProceed}) to {@code @Transactional} methods just outside
+ * the transaction advisor: a duplicate the pre-filter holds is answered before a transaction begins.
  *
  * <p>The rules of a call live in {@link IdempotentAspectSupport}, which the AspectJ aspect of {@code idempotency-aspectj}
  * shares: this class only adapts a proxy's {@link MethodInvocation} to it. When a class is woven by that aspect as well
@@ -76,15 +78,31 @@ public class IdempotentAspect extends IdempotentAspectSupport implements MethodI
         super(executor, keys);
     }
 
+    /**
+     * The advice placed just outside the transaction advisor of a {@code @Transactional} method (its own advisor,
+     * when the executor's store has a pre-filter): answers a duplicate the pre-filter holds before the transaction
+     * begins, or proceeds ({@link #replayHeldOrProceed}).
+     */
+    private final MethodInterceptor beforeTransaction = invocation -> replayHeldOrProceed(invocation.getMethod(),
+            targetClass(invocation), invocation.getArguments(), invocation::proceed);
+
     /** The advice: runs the annotated method at most once per key. */
     @Override
     public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-        Object target = invocation.getThis();
-        Method invoked = invocation.getMethod();
-        Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : invoked.getDeclaringClass();
         Object proxy = invocation instanceof ProxyMethodInvocation pmi ? pmi.getProxy() : null;
-        return invokeIdempotent(invoked, ClassUtils.getUserClass(targetClass), target, proxy,
+        return invokeIdempotent(invocation.getMethod(), targetClass(invocation), invocation.getThis(), proxy,
                 invocation.getArguments(), invocation::proceed);
+    }
+
+    /** The advice that runs just outside the transaction advisor: see {@link #replayHeldOrProceed}. */
+    MethodInterceptor beforeTransaction() {
+        return beforeTransaction;
+    }
+
+    private static Class<?> targetClass(MethodInvocation invocation) {
+        Object target = invocation.getThis();
+        return ClassUtils.getUserClass(target != null ? AopUtils.getTargetClass(target)
+                : invocation.getMethod().getDeclaringClass());
     }
 
     @Override

@@ -162,6 +162,33 @@ public abstract class IdempotentAspectSupport {
     }
 
     /**
+     * Answers the call from the executor's pre-filter when it holds the key's completed outcome for these arguments
+     * ({@link IdempotentExecutor#replayHeldOr}); otherwise proceeds to what is further in: the method's transaction,
+     * then {@link #invokeIdempotent}, which decides the call as always. The proxy advice runs it just outside the
+     * transaction advisor, so that a duplicate the pre-filter answers begins no transaction and borrows no
+     * connection. Whatever fails here (the key expression, say) fails again further in, where it is reported: here
+     * the call only proceeds. On a miss the key is evaluated twice, here and further in.
+     */
+    final @Nullable Object replayHeldOrProceed(Method invoked, Class<?> targetClass, Object[] args,
+            Proceeding proceeding) throws Throwable {
+        IdempotentExecutor ex = executor;
+        Descriptor d = null;
+        String key = null;
+        if (ex != null && ex.holdsOutcomesInMemory()) {
+            try {
+                d = descriptor(ex, invoked, targetClass);
+                key = d.key == null ? null : d.key.resolve(args);
+            } catch (RuntimeException e) {
+                key = null;
+            }
+        }
+        if (key == null) {
+            return proceeding.proceed();
+        }
+        return ex.replayHeldOr(d.operation, key, args, proceeding::proceed);
+    }
+
+    /**
      * Whether the execution of {@code method} on {@code target} is the very call the proxy advice is guarding (the
      * class is woven as well as proxied): then the woven advice must let it through. Forgets it, so that a call the
      * method makes on its own object is guarded again.
