@@ -384,14 +384,25 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         Objects.requireNonNull(leaseUntil, "leaseUntil");
         Objects.requireNonNull(result, "result");
         Objects.requireNonNull(expiresAt, "expiresAt");
-        Resolved rs = resolve();
-        return execute("complete", keyHash, false, (con, tx) ->
-                update(con, rs.sql().complete(), ps -> {
-                    ps.setBytes(1, result);
-                    rs.dialect().bindInstant(ps, 2, expiresAt);
-                    ps.setBytes(3, keyHash);
-                    rs.dialect().bindInstant(ps, 4, leaseUntil);
-                }) == 1);
+        return execute("complete", keyHash, false, new Completion(resolve(), keyHash, leaseUntil, result, expiresAt));
+    }
+
+    /** A completion's work and its statement's binder: one object per call, the commonest write after the claim. */
+    private record Completion(Resolved rs, byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt)
+            implements ConnectionWork<Boolean>, SqlBinder {
+
+        @Override
+        public Boolean run(Connection con, boolean inCallerTransaction) throws SQLException {
+            return update(con, rs.sql().complete(), this) == 1;
+        }
+
+        @Override
+        public void bind(PreparedStatement ps) throws SQLException {
+            ps.setBytes(1, result);
+            rs.dialect().bindInstant(ps, 2, expiresAt);
+            ps.setBytes(3, keyHash);
+            rs.dialect().bindInstant(ps, 4, leaseUntil);
+        }
     }
 
     @Override

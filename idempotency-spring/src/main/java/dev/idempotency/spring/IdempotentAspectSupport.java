@@ -149,15 +149,8 @@ public abstract class IdempotentAspectSupport {
         String key = d.key.resolve(args);
         IdempotentExecutor.Compensation<Object> compensation = d.compensation == null ? null
                 : result -> d.compensation.invoke(proxy, target, args, result);
-        IdempotentExecutor.Action<Object, Throwable> action = proxy == null ? proceeding::proceed : () -> {
-            GuardedCall outer = PROXY_GUARDED.get();
-            PROXY_GUARDED.set(new GuardedCall(target, d.method));
-            try {
-                return proceeding.proceed();
-            } finally {
-                PROXY_GUARDED.set(outer);
-            }
-        };
+        IdempotentExecutor.Action<Object, Throwable> action = proxy == null ? proceeding::proceed
+                : new GuardedCall(target, d.method, proceeding);
         return ex.execute(d.operation, key, args, action, compensation);
     }
 
@@ -367,8 +360,23 @@ public abstract class IdempotentAspectSupport {
         return d;
     }
 
-    /** The call the proxy advice is guarding: the target (compared by identity) and its method. */
-    private record GuardedCall(@Nullable Object target, Method method) {
+    /**
+     * The call the proxy advice is guarding: the target (compared by identity) and its method; as the executor's
+     * action, it runs the method with itself in {@link #PROXY_GUARDED}.
+     */
+    private record GuardedCall(@Nullable Object target, Method method, Proceeding proceeding)
+            implements IdempotentExecutor.Action<Object, Throwable> {
+
+        @Override
+        public @Nullable Object run() throws Throwable {
+            GuardedCall outer = PROXY_GUARDED.get();
+            PROXY_GUARDED.set(this);
+            try {
+                return proceeding.proceed();
+            } finally {
+                PROXY_GUARDED.set(outer);
+            }
+        }
     }
 
     /** What one method needs at every call, worked out once. */
