@@ -83,8 +83,10 @@ public class IdempotentAspect extends IdempotentAspectSupport implements MethodI
      * when the executor's store has a pre-filter): answers a duplicate the pre-filter holds before the transaction
      * begins, or proceeds ({@link #replayHeldOrProceed}).
      */
-    private final MethodInterceptor beforeTransaction = invocation -> replayHeldOrProceed(invocation.getMethod(),
-            targetClass(invocation), invocation.getArguments(), invocation::proceed);
+    private final MethodInterceptor beforeTransaction = invocation -> holdsOutcomesInMemory()
+            ? replayHeldOrProceed(invocation.getMethod(), targetClass(invocation), invocation.getArguments(),
+                    invocation::proceed)
+            : invocation.proceed();
 
     /** The advice: runs the annotated method at most once per key. */
     @Override

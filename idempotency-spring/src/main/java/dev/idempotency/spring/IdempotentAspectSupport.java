@@ -154,6 +154,12 @@ public abstract class IdempotentAspectSupport {
         return ex.execute(d.operation, key, args, action, compensation);
     }
 
+    /** Whether the executor's store has a pre-filter that {@link #replayHeldOrProceed} can ask. */
+    final boolean holdsOutcomesInMemory() {
+        IdempotentExecutor ex = executor;
+        return ex != null && ex.holdsOutcomesInMemory();
+    }
+
     /**
      * Answers the call from the executor's pre-filter when it holds the key's completed outcome for these arguments
      * ({@link IdempotentExecutor#replayHeldOr}); otherwise proceeds to what is further in: the method's transaction,
