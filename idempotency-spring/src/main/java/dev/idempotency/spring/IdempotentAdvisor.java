@@ -27,7 +27,8 @@ import org.springframework.transaction.interceptor.BeanFactoryTransactionAttribu
  * to the {@code @Idempotent} methods that a transaction advisor ({@code @EnableTransactionManagement}) also applies
  * to, at an order one lower than the lowest such advisor's: just outside the method's transaction. There a duplicate
  * that the store's pre-filter holds is answered before a transaction begins; everything else proceeds as before. It
- * applies to nothing when there is no transaction advisor (or its order is {@link Ordered#HIGHEST_PRECEDENCE}).
+ * applies to nothing when there is no transaction advisor (or its order is {@link Ordered#HIGHEST_PRECEDENCE}), nor to
+ * a method whose transaction advice must refuse some calls first ({@code MANDATORY}, {@code NEVER}).
  */
 final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAware {
 
@@ -79,7 +80,8 @@ final class IdempotentAdvisor implements PointcutAdvisor, Ordered, BeanFactoryAw
     private final Pointcut beforeTransactionPointcut = new StaticMethodMatcherPointcut() {
         @Override
         public boolean matches(Method method, Class<?> targetClass) {
-            if (!IdempotentAspect.POINTCUT.getMethodMatcher().matches(method, targetClass)) {
+            if (!IdempotentAspect.POINTCUT.getMethodMatcher().matches(method, targetClass)
+                    || !IdempotentAspectSupport.answerableBeforeTransaction(method, targetClass)) {
                 return false;
             }
             for (BeanFactoryTransactionAttributeSourceAdvisor advisor : transactionAdvisors()) {

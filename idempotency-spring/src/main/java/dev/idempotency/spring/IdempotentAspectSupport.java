@@ -293,6 +293,18 @@ public abstract class IdempotentAspectSupport {
     }
 
     /**
+     * Whether a call of {@code method} may be answered before its transaction advice runs: not when that advice is
+     * there to refuse a call made without a transaction ({@code MANDATORY}) or within one ({@code NEVER}), which a
+     * replay must not skip.
+     */
+    static boolean answerableBeforeTransaction(Method method, Class<?> targetClass) {
+        TransactionAttribute attribute = TRANSACTIONS.getTransactionAttribute(method, targetClass);
+        return attribute == null
+                || (attribute.getPropagationBehavior() != TransactionDefinition.PROPAGATION_MANDATORY
+                        && attribute.getPropagationBehavior() != TransactionDefinition.PROPAGATION_NEVER);
+    }
+
+    /**
      * What a call of {@code method} says when it needs a transaction (its {@code @Transactional}, Spring's or
      * {@code jakarta.transaction}'s, asks for one) and finds none; null when it needs none.
      */

@@ -27,9 +27,12 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabase;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseBuilder;
 import org.springframework.jdbc.datasource.embedded.EmbeddedDatabaseType;
+import org.springframework.transaction.IllegalTransactionStateException;
 import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * A duplicate that the store's pre-filter holds is answered before the method's transaction begins: no transaction,
@@ -55,6 +58,12 @@ class PrefilterBeforeTransactionTest {
         @Idempotent(key = "'PLAIN:' + #orderNo", tier = Tier.REVERSIBLE)
         public String placeWithoutTransaction(String orderNo) {
             return "plain-" + orderNo + "-" + runs.incrementAndGet();
+        }
+
+        @Idempotent(key = "'JOINED:' + #orderNo", tier = Tier.REVERSIBLE)
+        @Transactional(propagation = Propagation.MANDATORY)
+        public String placeInCallersTransaction(String orderNo) {
+            return "joined-" + orderNo + "-" + runs.incrementAndGet();
         }
     }
 
@@ -198,6 +207,22 @@ class PrefilterBeforeTransactionTest {
         assertThat(again).isEqualTo(first);
         assertThat(orders.runs()).isEqualTo(1);
         assertThat(transactions().begun).hasValue(0);
+        assertThat(configuration().outcomes).containsExactly(IdempotencyEvent.Outcome.EXECUTED,
+                IdempotencyEvent.Outcome.REPLAYED_CACHED);
+    }
+
+    @Test
+    void aMandatoryTransactionIsStillRequiredOfACallThePrefilterHolds() {
+        Orders orders = start(WithPrefilter.class);
+        TransactionTemplate inTransaction = new TransactionTemplate(transactions());
+        String first = inTransaction.execute(status -> orders.placeInCallersTransaction("E-1"));
+
+        // held by the pre-filter now, but the transaction advice must still refuse a call made without a transaction
+        assertThatThrownBy(() -> orders.placeInCallersTransaction("E-1"))
+                .isInstanceOf(IllegalTransactionStateException.class);
+        String again = inTransaction.execute(status -> orders.placeInCallersTransaction("E-1"));
+        assertThat(again).isEqualTo(first);
+        assertThat(orders.runs()).isEqualTo(1);
         assertThat(configuration().outcomes).containsExactly(IdempotencyEvent.Outcome.EXECUTED,
                 IdempotencyEvent.Outcome.REPLAYED_CACHED);
     }
