@@ -16,11 +16,14 @@ import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.spring.tiers.Tables;
 import dev.idempotency.store.IdempotencyStore;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -253,6 +256,45 @@ abstract class AbstractTransactionEdgesTest {
         })).isInstanceOf(IllegalStateException.class);
         service.order(id);
         assertThat(outcomes).containsExactly(IdempotencyEvent.Outcome.ROLLED_BACK, IdempotencyEvent.Outcome.EXECUTED);
+    }
+
+    // ---- 8. a duplicate the pre-filter holds takes no connection ------------------------------------------------------
+
+    @Test
+    void duplicatesThePrefilterHoldsFromManyThreadsRunNothingAndBorrowNoConnection() throws Exception {
+        String id = unique("HELD");
+        String receipt = service.order(id);
+        int before = outcomes.size();
+        int borrowed = losing.borrowed();
+
+        int threads = 16;
+        CountDownLatch go = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<CompletableFuture<String>> calls = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                calls.add(CompletableFuture.supplyAsync(() -> {
+                    try {
+                        go.await();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
+                    }
+                    return service.order(id);
+                }, pool));
+            }
+            go.countDown();
+            for (CompletableFuture<String> call : calls) {
+                assertThat(call.get(30, TimeUnit.SECONDS)).isEqualTo(receipt);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+
+        assertThat(losing.borrowed() - borrowed).as("connections borrowed by the duplicates").isZero();
+        assertThat(service.ledgerRows("order", id)).isEqualTo(1);
+        assertThat(service.effects("charge:" + id)).isEqualTo(1);
+        assertThat(outcomes.subList(before, outcomes.size())).hasSize(threads)
+                .containsOnly(IdempotencyEvent.Outcome.REPLAYED_CACHED);
     }
 
     @Configuration(proxyBeanMethods = false)

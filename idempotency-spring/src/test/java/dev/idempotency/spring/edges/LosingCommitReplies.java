@@ -5,16 +5,19 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 /**
  * A data source whose next commit, when armed, reaches the database and then fails as if its reply had been lost on
- * the network: the transaction is committed, the caller is told it is not ({@code STATUS_UNKNOWN} to Spring).
+ * the network: the transaction is committed, the caller is told it is not ({@code STATUS_UNKNOWN} to Spring). It
+ * counts the connections asked of it.
  */
 final class LosingCommitReplies extends DelegatingDataSource {
 
     private final AtomicBoolean armed = new AtomicBoolean();
+    private final AtomicInteger borrowed = new AtomicInteger();
 
     LosingCommitReplies(DataSource target) {
         super(target);
@@ -25,8 +28,14 @@ final class LosingCommitReplies extends DelegatingDataSource {
         armed.set(true);
     }
 
+    /** How many connections were asked of this data source so far. */
+    int borrowed() {
+        return borrowed.get();
+    }
+
     @Override
     public Connection getConnection() throws SQLException {
+        borrowed.incrementAndGet();
         return wrap(super.getConnection());
     }
 
