@@ -131,13 +131,12 @@ final class MariaDbDialect extends MySqlDialect {
      * {@code RETURNING} answers with the claim's token alone: a claim of a new key (the common case) needs nothing
      * else, and each column of a result costs the driver a column definition to read and decode on every call (about
      * 2 KB for the row's eleven, measured). The column count says which branch answered: the read's row has ten,
-     * the claim's one. Client-prepared whatever
-     * {@code useServerPrepStmts} says (the server cannot prepare a compound statement), so the server parses the whole
-     * block on every call: it declares a variable for the answer and reads a found row twice rather than copying it into ten
-     * variables declared with the columns' types, which cost more to parse and make than the second read of a row by
-     * its primary key (measured: docs/benchmarks.md). The driver also copies and scans the whole text on every call
-     * (and boxes the position of every parameter past the 127th character): the key hash, used three times, is bound
-     * once, at the block's start, as its variable.
+     * the claim's one. Client-prepared whatever {@code useServerPrepStmts} says (the server cannot prepare a compound
+     * statement), so the server parses the whole block on every call: it declares a variable for the answer and reads
+     * a found row twice rather than copying it into ten variables declared with the columns' types, which cost more
+     * to parse and make than the second read of a row by its primary key (measured: docs/benchmarks.md). The driver
+     * also copies and scans the whole text on every call (and boxes the position of every parameter past the 127th
+     * character): the key hash, used three times, is bound once, at the block's start, as its variable.
      */
     private String readThenClaim(Statements sql, long seconds) {
         return cached(readThenClaim, sql, seconds, true);

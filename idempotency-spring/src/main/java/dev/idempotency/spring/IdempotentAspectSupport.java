@@ -173,7 +173,8 @@ public abstract class IdempotentAspectSupport {
         IdempotentExecutor ex = executor;
         Descriptor d = null;
         String key = null;
-        if (ex != null && ex.holdsOutcomesInMemory()) {
+        if (ex != null) {
+            // (its callers asked holdsOutcomesInMemory(); without a pre-filter replayHeldOr only proceeds)
             try {
                 d = descriptor(ex, invoked, targetClass);
                 key = d.key == null ? null : d.key.resolve(args);

@@ -258,7 +258,7 @@ abstract class AbstractTransactionEdgesTest {
         assertThat(outcomes).containsExactly(IdempotencyEvent.Outcome.ROLLED_BACK, IdempotencyEvent.Outcome.EXECUTED);
     }
 
-    // ---- 8. a duplicate the pre-filter holds takes no connection ------------------------------------------------------
+    // ---- 8. a duplicate the pre-filter holds takes no connection ----------------------------------------------------
 
     @Test
     void duplicatesThePrefilterHoldsFromManyThreadsRunNothingAndBorrowNoConnection() throws Exception {
