@@ -32,7 +32,7 @@ abstract class AbstractJdbcStoreTck extends AbstractStoreTransactionTest {
     @Override
     protected IdempotencyStore createStore() {
         table = TestSchema.uniqueTableName();
-        TestSchema.create(dataSource(), dialect(), table);
+        database().createTable(table);
         transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));
         JdbcIdempotencyStore.Builder builder = JdbcIdempotencyStore.builder(dataSource()).tableName(table);
         JdbcIdempotencyStore store = (database().forcesDialect() ? builder.dialect(dialect()) : builder).build();

@@ -148,14 +148,19 @@ final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterA
         return forced;
     }
 
-    /** A store on a new table of its own, dropped after the test. */
-    IdempotencyStore newStore() {
-        String table = TestSchema.uniqueTableName();
+    /** Makes {@code table} from this database's script ({@link #withScript}), or else the dialect's. */
+    void createTable(String table) {
         if (script != null) {
             TestSchema.create(dataSource(), script, table);
         } else {
             TestSchema.create(dataSource(), dialect, table);
         }
+    }
+
+    /** A store on a new table of its own, dropped after the test. */
+    IdempotencyStore newStore() {
+        String table = TestSchema.uniqueTableName();
+        createTable(table);
         tables.add(table);
         JdbcIdempotencyStore.Builder b = JdbcIdempotencyStore.builder(dataSource()).tableName(table);
         return (forced ? b.dialect(dialect) : b).build();
