@@ -137,12 +137,16 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      * Checks, once, that the table exists and has every column and the primary key of the script this dialect ships
      * ({@link JdbcDialect#schemaLocation()}), so that a missing or outdated table fails an application at startup
      * rather than its first call. The Spring integration calls it when the application context starts. It opens one
-     * connection of its own, outside any transaction.
+     * connection of its own, outside any transaction. On MariaDB it also looks for the table's optional claim
+     * procedure ({@link JdbcDialect#claimProcedureLocation()}) and, when it is not there, says so at level INFO.
      *
      * @throws IllegalStateException naming the table, what is missing, and the script that creates it
      */
     public void verifySchema() {
-        SchemaVerifier.verify(dataSource, tableName, dialect());
+        String advice = SchemaVerifier.verify(dataSource, tableName, dialect());
+        if (advice != null) {
+            LOG.log(System.Logger.Level.INFO, advice);
+        }
     }
 
     private Resolved resolve() {

@@ -6,6 +6,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -22,7 +24,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * adds the column to a table made by {@code schema-mysql.sql}).
  *
  * <p>In the caller's transaction, the plain read that MySQL makes before its claim ({@link #locksRowsItMeets()})
- * travels with the claim, in one compound statement: see {@link #readThenClaim(Statements, long)}.
+ * travels with the claim, in one compound statement: see {@link #readThenClaim(Statements, long)}; or, when the table
+ * has its claim procedure ({@link ClaimProcedure}), in a {@code CALL} of the same statements.
  *
  * <p>MySQL 8 has neither {@code SET STATEMENT} nor {@code RETURNING}: it keeps {@link MySqlDialect}'s statements. The
  * rest (takeovers, the plain read first in the caller's transaction, errors, timestamps) is MySQL's.
@@ -92,6 +95,11 @@ final class MariaDbDialect extends MySqlDialect {
     @Override
     Statements statements() {
         return STATEMENTS;
+    }
+
+    @Override
+    public Optional<String> claimProcedureLocation() {
+        return Optional.of("dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql");
     }
 
     @Override
@@ -178,10 +186,34 @@ final class MariaDbDialect extends MySqlDialect {
     ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql, ClaimRequest r,
             RowReader reader) throws SQLException {
         long seconds = atLeastOneSecond(r.lockTimeout());
-        String text = inCallerTransaction ? readThenClaim(sql, seconds) : cached(claimAlone, sql, seconds, false);
+        try {
+            if (inCallerTransaction) {
+                ClaimProcedure procedure = procedure(sql);
+                if (procedure.present) {
+                    try {
+                        return attempt(con, true, procedure.call(seconds), r, reader);
+                    } catch (SQLException e) {
+                        if (!procedure.missing(e)) {
+                            throw e;
+                        }
+                        // not there (any more), or not ours to run: the compound statement below does the same
+                    }
+                }
+                return attempt(con, true, readThenClaim(sql, seconds), r, reader);
+            }
+            return attempt(con, false, cached(claimAlone, sql, seconds, false), r, reader);
+        } catch (SQLException e) {
+            // a lock wait timeout rolled back the statement only (unless the server says otherwise); a deadlock the
+            // whole transaction
+            throw asConflict(e);
+        }
+    }
+
+    private ClaimAttempt attempt(Connection con, boolean inCallerTransaction, String text, ClaimRequest r,
+            RowReader reader) throws SQLException {
         long token = ThreadLocalRandom.current().nextLong();
         try (PreparedStatement ps = con.prepareStatement(text)) {
-            // both texts take the claim's parameters in the same order, the token last
+            // every text takes the claim's parameters in the same order, the token last
             bindClaim(ps, 1, r);
             ps.setLong(9, token);
             try (ResultSet rs = ps.executeQuery()) {
@@ -209,10 +241,74 @@ final class MariaDbDialect extends MySqlDialect {
             // no more than the token, so the store reads that row, as after any conflicting insert, with a locking
             // read that sees its latest committed version and waits for nothing: the insert holds the row's lock.
             return ClaimAttempt.MET_UNREAD;
-        } catch (SQLException e) {
-            // a lock wait timeout rolled back the statement only (unless the server says otherwise); a deadlock the
-            // whole transaction
-            throw asConflict(e);
+        }
+    }
+
+    // ---- the claim procedure --------------------------------------------------------------------------------------
+
+    /** The name a table's claim procedure takes, after the table's: {@code schema-mariadb-claim-procedure.sql}. */
+    static final String PROCEDURE_SUFFIX = "_claim_v1";
+
+    /** MariaDB's longest identifier. */
+    private static final int MAX_IDENTIFIER = 64;
+
+    /** No such procedure; a procedure of that name with other parameters; no right to execute it. */
+    private static final Set<Integer> PROCEDURE_MISSING = Set.of(1305, 1318, 1370);
+
+    /** Per table (its claim's text): its claim procedure, while it is thought to be there. */
+    private final Map<String, ClaimProcedure> procedures = new ConcurrentHashMap<>();
+
+    private ClaimProcedure procedure(Statements sql) {
+        ClaimProcedure p = procedures.get(sql.claimAtOnceLocal());
+        return p != null ? p : procedures.computeIfAbsent(sql.claimAtOnceLocal(), k -> new ClaimProcedure(sql.table()));
+    }
+
+    /**
+     * A table's claim procedure, {@code <table>_claim_v1}, which {@code schema-mariadb-claim-procedure.sql} creates:
+     * the statements of {@link #READ_THEN_CLAIM} in the same order, with the same parameters and answers, as a
+     * stored procedure. The server parses a procedure's body once per session and keeps it; a compound statement it
+     * parses on every call, its {@code INSERT} even when it does not run (about half the claim's server work on a
+     * first execution, more on a replay: docs/benchmarks.md). Used when it is there: the first claim calls it, and a
+     * server that says there is no such procedure (or one with other parameters, or not ours to execute) turns this
+     * table's claims to the compound statement until the application restarts; the failed {@code CALL} did nothing,
+     * so the compound statement runs in the same transaction at once.
+     */
+    static final class ClaimProcedure {
+
+        /** The {@code CALL} per lock wait in seconds, made once. */
+        private final String[] calls = new String[PREFIXES.length];
+        private final String name;
+        private volatile boolean present;
+
+        ClaimProcedure(String table) {
+            this.name = table + PROCEDURE_SUFFIX;
+            this.present = name.length() - name.lastIndexOf('.') - 1 <= MAX_IDENTIFIER;
+        }
+
+        String call(long seconds) {
+            if (seconds >= calls.length) {
+                return text(seconds);
+            }
+            String text = calls[(int) seconds];
+            if (text == null) {
+                text = text(seconds);
+                calls[(int) seconds] = text; // a benign race: every thread makes the same text
+            }
+            return text;
+        }
+
+        private String text(long seconds) {
+            // the lock wait is a number of our own making, never user input: a literal, so no parameter to box
+            return "CALL " + name + "(?,?,?,?,?,?,?,?,?," + seconds + ")";
+        }
+
+        /** Whether {@code e} says the procedure cannot be called; if so, it is not called again. */
+        boolean missing(SQLException e) {
+            if (!PROCEDURE_MISSING.contains(e.getErrorCode())) {
+                return false;
+            }
+            present = false;
+            return true;
         }
     }
 }

@@ -35,7 +35,13 @@ final class SchemaVerifier {
     private SchemaVerifier() {
     }
 
-    static void verify(DataSource dataSource, String table, JdbcDialect dialect) {
+    /**
+     * Checks the table; on a dialect with a claim procedure ({@link JdbcDialect#claimProcedureLocation()}) also looks
+     * for it.
+     *
+     * @return what to tell the operator when the table is fine but the claim procedure is not there, else null
+     */
+    static @Nullable String verify(DataSource dataSource, String table, JdbcDialect dialect) {
         String script = script(dialect);
         Set<String> columns = columns(script);
         Set<String> primaryKey = primaryKey(script);
@@ -71,9 +77,33 @@ final class SchemaVerifier {
                         + String.join(", ", primaryKey) + "): without it two attempts could both claim one key;"
                         + " migrate it to that script");
             }
+            String procedure = dialect.claimProcedureLocation().orElse(null);
+            if (procedure == null || hasClaimProcedure(con, table)) {
+                return null;
+            }
+            return "JdbcIdempotencyStore: the table " + table + " has no claim procedure " + table
+                    + MariaDbDialect.PROCEDURE_SUFFIX + ": claims in a caller's transaction take the compound statement,"
+                    + " which the server parses on every call; create the procedure with the script " + procedure
+                    + " (in the idempotency-jdbc-store jar) to halve the claim's work on the server";
         } catch (SQLException e) {
             throw new IllegalStateException("JdbcIdempotencyStore: cannot check the table " + table + ": "
                     + e.getMessage(), e);
+        }
+    }
+
+    /** Whether the database has {@code table}'s claim procedure ({@link MariaDbDialect.ClaimProcedure}). */
+    private static boolean hasClaimProcedure(Connection con, String table) throws SQLException {
+        int dot = table.lastIndexOf('.');
+        String catalog = dot < 0 ? con.getCatalog() : table.substring(0, dot);
+        String name = table.substring(dot + 1) + MariaDbDialect.PROCEDURE_SUFFIX;
+        try (ResultSet rs = con.getMetaData().getProcedures(catalog, null, name)) {
+            while (rs.next()) {
+                // the name is a pattern, in which '_' matches any character
+                if (name.equalsIgnoreCase(rs.getString("PROCEDURE_NAME"))) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 

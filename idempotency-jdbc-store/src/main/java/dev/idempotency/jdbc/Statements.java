@@ -54,6 +54,7 @@ import java.util.function.UnaryOperator;
  *                           (through the index on (status, expires_at))
  * @param listNeedsReview    the NEEDS_REVIEW records, oldest first (the caller caps the rows)
  * @param listStuck          the IN_FLIGHT records whose lease ended by the instant bound, earliest lease first
+ * @param table              the table's name ({@code {table}} until {@link #forTable})
  */
 record Statements(
         String insert,
@@ -75,13 +76,14 @@ record Statements(
         String claimAtOnceLocal,
         String backlog,
         String listNeedsReview,
-        String listStuck) {
+        String listStuck,
+        String table) {
 
     /** These statements with the one-round-trip claims of a dialect ({@code {table}} in place). */
     Statements withClaimAtOnce(String inCallerTransaction, String local) {
         return new Statements(insert, select, selectLatest, takeOverLeased, takeOverUnleased, selectIfOver, complete,
                 release, markNeedsReview, markNeedsReviewIfStale, selectIfStale, renew, resolveWithResult,
-                resolveDelete, purge, inCallerTransaction, local, backlog, listNeedsReview, listStuck);
+                resolveDelete, purge, inCallerTransaction, local, backlog, listNeedsReview, listStuck, table);
     }
 
     Statements forTable(String table) {
@@ -90,7 +92,7 @@ record Statements(
                 t.apply(takeOverUnleased), t.apply(selectIfOver), t.apply(complete), t.apply(release),
                 t.apply(markNeedsReview), t.apply(markNeedsReviewIfStale), t.apply(selectIfStale), t.apply(renew),
                 t.apply(resolveWithResult), t.apply(resolveDelete), t.apply(purge), t.apply(claimAtOnce),
-                t.apply(claimAtOnceLocal), t.apply(backlog), t.apply(listNeedsReview), t.apply(listStuck));
+                t.apply(claimAtOnceLocal), t.apply(backlog), t.apply(listNeedsReview), t.apply(listStuck), table);
     }
 
     /**
@@ -197,6 +199,7 @@ record Statements(
                 """,
                 SELECT.replace("WHERE key_hash = ?", "WHERE status = 'NEEDS_REVIEW' ORDER BY created_at, key_hash"),
                 SELECT.replace("WHERE key_hash = ?",
-                        "WHERE status = 'IN_FLIGHT' AND lease_until <= ? ORDER BY lease_until, key_hash"));
+                        "WHERE status = 'IN_FLIGHT' AND lease_until <= ? ORDER BY lease_until, key_hash"),
+                JdbcDialect.TABLE);
     }
 }

@@ -73,7 +73,7 @@ abstract class AbstractTransactionBehaviourTest {
     @BeforeEach
     void createTables() {
         table = TestSchema.uniqueTableName();
-        TestSchema.create(dataSource(), dialect(), table);
+        database().createTable(table);
         jdbc = new JdbcTemplate(dataSource());
         jdbc.execute("CREATE TABLE " + table + "_biz (id VARCHAR(64) PRIMARY KEY)");
         tx = new TransactionTemplate(new DataSourceTransactionManager(dataSource()));

@@ -4,9 +4,9 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * MariaDB's claim in the caller's transaction is a compound statement, which the server cannot prepare: with the
- * driver's {@code useServerPrepStmts=true} it must still be sent client-prepared, and every transaction behaviour
- * (the plain read that takes no lock among them) must hold: MariaDB's transaction suite on such a pool.
+ * MariaDB's transaction suite on a pool whose driver prepares statements on the server
+ * ({@code useServerPrepStmts=true}): the claim procedure's {@code CALL} is then a server-prepared statement, and
+ * every transaction behaviour (the plain read that takes no lock among them) must hold.
  */
 @EnabledIfEnvironmentVariable(named = RealDatabase.MARIADB_URL, matches = ".+")
 class MariaDbServerPreparedTransactionIT extends MariaDbTransactionIT {

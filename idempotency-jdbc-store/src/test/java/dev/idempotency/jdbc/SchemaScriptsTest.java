@@ -26,6 +26,38 @@ class SchemaScriptsTest {
         assertThat(JdbcDialect.postgresql().schemaLocation()).isEqualTo("dev/idempotency/jdbc/schema-postgresql.sql");
     }
 
+    /**
+     * MariaDB's claim procedure holds the statements of the compound claim it stands for, word for word (but the
+     * parameters' names), and the docs quote it.
+     */
+    @Test
+    void theClaimProcedureRunsTheCompoundClaimsStatementsAndTheDocsQuoteIt() throws IOException {
+        String location = JdbcDialect.mariadb().claimProcedureLocation().orElseThrow();
+        assertThat(location).isEqualTo("dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql");
+        assertThat(JdbcDialect.postgresql().claimProcedureLocation()).isEmpty();
+        assertThat(JdbcDialect.mysql().claimProcedureLocation()).isEmpty();
+        String procedure = TestSchema.script(location);
+        String body = oneLine(procedure.replaceAll("(?m)^\\s*--.*$", ""));
+        String compound = oneLine(JdbcDialect.mariadb().statements().claimAtOnce()
+                .replace(JdbcDialect.TABLE, JdbcIdempotencyStore.DEFAULT_TABLE_NAME));
+        assertThat(body).startsWith("CREATE PROCEDURE idempotency_record" + MariaDbDialect.PROCEDURE_SUFFIX + "(");
+        for (String[] piece : new String[][] {{"SELECT EXISTS", ") INTO"}, {"IF ", " THEN"},
+                {"SELECT key_hash,", ";"}, {"INSERT INTO", ") VALUES"}, {"ON DUPLICATE KEY", ";"}}) {
+            int from = compound.indexOf(piece[0]);
+            String fragment = compound.substring(from, compound.indexOf(piece[1], from) + piece[1].length());
+            assertThat(body).as("the procedure runs %s", fragment).contains(fragment.replace("IF f", "IF x"));
+        }
+        assertThat(body).contains("SET STATEMENT innodb_lock_wait_timeout = w FOR INSERT")
+                .contains("VALUES (k, o, i, f, t, 'IN_FLIGHT', l, c, e, n)");
+        Path docs = Path.of(System.getProperty("basedir", ".")).resolve("../docs/stores.md");
+        assertThat(Files.readString(docs, StandardCharsets.UTF_8)).as("docs/stores.md quotes %s", location)
+                .contains(procedure.strip());
+    }
+
+    private static String oneLine(String sql) {
+        return sql.strip().replaceAll("\\s+", " ");
+    }
+
     /** The partitioned script is the plain one's table, partitioned: the store verifies both against the plain one. */
     @Test
     void thePartitionedPostgresTableHasThePlainOnesColumnsAndConstraints() {

@@ -25,11 +25,26 @@ final class TestSchema {
         return "idem_" + UUID.randomUUID().toString().replace("-", "").substring(0, 20);
     }
 
-    /** Runs the dialect's shipped script with {@code table} in place of the default name. */
+    /**
+     * Runs the dialect's shipped script with {@code table} in place of the default name; on MariaDB also the claim
+     * procedure's ({@link #CLAIM_PROCEDURE}), as the store is meant to be run.
+     */
     static void create(DataSource dataSource, JdbcDialect dialect, String table) {
         String script = script(dialect).replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table);
         new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8)))
                 .execute(dataSource);
+        if (dialect == JdbcDialect.mariadb()) {
+            createClaimProcedure(dataSource, table);
+        }
+    }
+
+    /** MariaDB's optional claim procedure. */
+    static final String CLAIM_PROCEDURE = "dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql";
+
+    /** Creates {@code table}'s claim procedure on MariaDB: the shipped script is one statement, run as it is. */
+    static void createClaimProcedure(DataSource dataSource, String table) {
+        new JdbcTemplate(dataSource).execute(script(CLAIM_PROCEDURE)
+                .replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table));
     }
 
     /** Runs the shipped script at {@code location} with {@code table} in place of the default name. */
@@ -39,8 +54,19 @@ final class TestSchema {
                 .execute(dataSource);
     }
 
+    /** Drops {@code table}, and on MariaDB its claim procedure if there is one. */
     static void drop(DataSource dataSource, String table) {
-        new JdbcTemplate(dataSource).execute("DROP TABLE IF EXISTS " + table);
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        jdbc.execute("DROP TABLE IF EXISTS " + table);
+        if (isMariaDb(jdbc)) {
+            jdbc.execute("DROP PROCEDURE IF EXISTS " + table + MariaDbDialect.PROCEDURE_SUFFIX);
+        }
+    }
+
+    private static boolean isMariaDb(JdbcTemplate jdbc) {
+        Boolean mariadb = jdbc.execute((java.sql.Connection con) ->
+                con.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT).contains("mariadb"));
+        return Boolean.TRUE.equals(mariadb);
     }
 
     static String script(JdbcDialect dialect) {
