@@ -113,20 +113,34 @@ final class FaultDatabase implements AutoCloseable {
                 + " ref VARCHAR(255) NOT NULL, val VARCHAR(255) NOT NULL);\n"
                 + "CREATE TABLE " + tables.accounts() + " (id VARCHAR(16) PRIMARY KEY, balance INT NOT NULL);\n";
         new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8))).execute(pool);
+        if (kind == Kind.MARIADB) {
+            // the claim procedure, as the store is meant to be run there: one statement, run as it is
+            new JdbcTemplate(pool).execute(shipped(CLAIM_PROCEDURE).replace("idempotency_record", tables.idempotency()));
+        }
     }
+
+    /** MariaDB's optional claim procedure. */
+    private static final String CLAIM_PROCEDURE = "dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql";
 
     void dropTables() {
         JdbcTemplate jdbc = new JdbcTemplate(pool);
         for (String t : new String[] {tables.idempotency(), tables.business(), tables.accounts()}) {
             jdbc.execute("DROP TABLE IF EXISTS " + t);
         }
+        if (kind == Kind.MARIADB) {
+            jdbc.execute("DROP PROCEDURE IF EXISTS " + tables.idempotency() + "_claim_v1");
+        }
     }
 
     private String shipped() {
-        try (InputStream in = new ClassPathResource(kind.schema).getInputStream()) {
+        return shipped(kind.schema);
+    }
+
+    private static String shipped(String location) {
+        try (InputStream in = new ClassPathResource(location).getInputStream()) {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + kind.schema, e);
+            throw new UncheckedIOException("cannot read " + location, e);
         }
     }
 

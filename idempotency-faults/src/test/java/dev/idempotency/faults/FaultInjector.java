@@ -183,8 +183,9 @@ final class FaultInjector extends DelegatingDataSource {
     private boolean isClaim(String sql) {
         String s = sql.stripLeading().toUpperCase(Locale.ROOT);
         // the insert alone, or inside the dialect's one-round-trip claim (PostgreSQL: SAVEPOINT ...; INSERT ...; MariaDB:
-        // SET STATEMENT ... FOR INSERT ...)
-        return s.contains("INSERT INTO " + database.tables.idempotency().toUpperCase(Locale.ROOT) + " ");
+        // SET STATEMENT ... FOR INSERT ..., or the CALL of the table's claim procedure)
+        String table = database.tables.idempotency().toUpperCase(Locale.ROOT);
+        return s.contains("INSERT INTO " + table + " ") || s.startsWith("CALL " + table + "_CLAIM_V1(");
     }
 
     private boolean isRecord(String sql) {
