@@ -22,8 +22,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  */
 abstract class AbstractAutoConfigurationDatabaseIT {
 
-    private final String table = "idem_boot_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    private final CountingDataSource dataSource = new CountingDataSource(dataSource());
+    final String table = "idem_boot_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    final CountingDataSource dataSource = new CountingDataSource(dataSource());
 
     /** A {@code DataSource} on the database under test; a URL that does not answer fails the test. */
     abstract DataSource dataSource();
@@ -37,7 +37,7 @@ abstract class AbstractAutoConfigurationDatabaseIT {
         new JdbcTemplate(dataSource).execute("DROP TABLE IF EXISTS " + table);
     }
 
-    private ApplicationContextRunner runner() {
+    ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
                         IdempotencyPurgeAutoConfiguration.class, DataSourceTransactionManagerAutoConfiguration.class,

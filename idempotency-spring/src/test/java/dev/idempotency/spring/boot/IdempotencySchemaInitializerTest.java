@@ -37,6 +37,14 @@ class IdempotencySchemaInitializerTest {
     }
 
     @Test
+    void theClaimProcedureScriptIsRenamedWholly() throws IOException {
+        String script = new ClassPathResource(JdbcDialect.mariadb().claimProcedureLocation().orElseThrow())
+                .getContentAsString(StandardCharsets.UTF_8);
+        assertThat(IdempotencySchemaInitializer.rename(script, "orders_idem")).doesNotContain("idempotency_record")
+                .contains("CREATE PROCEDURE orders_idem_claim_v1(").contains(" FROM orders_idem WHERE ");
+    }
+
+    @Test
     void aSchemaQualifiedNameQualifiesTheTableButNotItsIndexOrConstraintNames() throws IOException {
         String renamed = IdempotencySchemaInitializer.rename(script(JdbcDialect.postgresql()), "billing.orders_idem");
         assertThat(renamed).contains("CREATE TABLE billing.orders_idem ")
