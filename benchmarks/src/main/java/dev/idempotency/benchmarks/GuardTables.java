@@ -61,6 +61,12 @@ public final class GuardTables {
     /** Creates this library's table {@code table} from the JDBC store's shipped schema script for {@code db}. */
     public static void createLibraryTable(Database db, DataSource ds, String table) {
         Database.execute(ds, statements(OurSchema.create(db, table)));
+        Database.execute(ds, OurSchema.createClaimProcedure(db, table));
+    }
+
+    /** Drops this library's table {@code table} (and on MariaDB its claim procedure). */
+    public static void dropLibraryTable(Database db, DataSource ds, String table) {
+        Database.execute(ds, OurSchema.drop(db, table));
     }
 
     private static String[] statements(String script) {
@@ -93,6 +99,9 @@ public final class GuardTables {
         boolean created = false;
         if (!exists(table)) {
             Database.execute(ds, statements(create(guard, prefill)));
+            if (guard == Guard.B) {
+                Database.execute(ds, OurSchema.createClaimProcedure(db, table));
+            }
             created = true;
         }
         if (prefill > 0 && !holds(table, lastKey(guard, prefill))) {
@@ -284,7 +293,7 @@ public final class GuardTables {
                 continue;
             }
             for (int prefill : prefills) {
-                Database.execute(ds, "DROP TABLE IF EXISTS " + table(guard, prefill));
+                Database.execute(ds, OurSchema.drop(db, table(guard, prefill)));
             }
         }
         Database.execute(ds, "DROP TABLE IF EXISTS " + orders());

@@ -22,6 +22,24 @@ final class OurSchema {
         return fromScript("dev/idempotency/jdbc/schema-" + db.name().toLowerCase(Locale.ROOT) + ".sql", table);
     }
 
+    /**
+     * MariaDB's claim procedure for {@code table}, from its shipped script (one statement, run as it is), as the
+     * store is meant to be run there; nothing elsewhere.
+     */
+    static String[] createClaimProcedure(Database db, String table) {
+        return db == Database.MARIADB
+                ? new String[] {GuardTables.resource("dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql")
+                        .replace(DEFAULT_TABLE, table)}
+                : new String[0];
+    }
+
+    /** What drops {@code table}, and on MariaDB its claim procedure. */
+    static String[] drop(Database db, String table) {
+        return db == Database.MARIADB
+                ? new String[] {"DROP TABLE IF EXISTS " + table, "DROP PROCEDURE IF EXISTS " + table + "_claim_v1"}
+                : new String[] {"DROP TABLE IF EXISTS " + table};
+    }
+
     /** The shipped hash-partitioned PostgreSQL script's statements for {@code table}. */
     static String createPartitioned(Database db, String table) {
         if (db != Database.POSTGRESQL) {

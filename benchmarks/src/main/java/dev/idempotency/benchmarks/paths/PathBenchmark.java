@@ -131,7 +131,7 @@ public class PathBenchmark {
         }
         if (pool != null) {
             if (table != null) {
-                Database.execute(pool, "DROP TABLE IF EXISTS " + table);
+                GuardTables.dropLibraryTable(db, pool, table);
             }
             pool.close();
         }
