@@ -296,7 +296,7 @@ public abstract class JdbcDialect {
         return java.sql.Types.TIMESTAMP_WITH_TIMEZONE;
     }
 
-    // ---- shared pieces -----------------------------------------------------------------------------------------------
+    // ---- shared pieces ----------------------------------------------------------------------------------------------
 
     /** A piece of JDBC work. */
     @FunctionalInterface

@@ -82,9 +82,9 @@ final class SchemaVerifier {
                 return null;
             }
             return "JdbcIdempotencyStore: the table " + table + " has no claim procedure " + table
-                    + MariaDbDialect.PROCEDURE_SUFFIX + ": claims in a caller's transaction take the compound statement,"
-                    + " which the server parses on every call; create the procedure with the script " + procedure
-                    + " (in the idempotency-jdbc-store jar) to halve the claim's work on the server";
+                    + MariaDbDialect.PROCEDURE_SUFFIX + ": claims in a caller's transaction take the compound"
+                    + " statement, which the server parses on every call; create the procedure with the script "
+                    + procedure + " (in the idempotency-jdbc-store jar) to halve the claim's work on the server";
         } catch (SQLException e) {
             throw new IllegalStateException("JdbcIdempotencyStore: cannot check the table " + table + ": "
                     + e.getMessage(), e);

@@ -73,7 +73,8 @@ abstract class AbstractSchemaVerificationTest {
     void aMissingColumnIsNamed() {
         String table = table();
         TestSchema.create(database().dataSource(), database().dialect(), table);
-        new JdbcTemplate(database().dataSource()).execute("ALTER TABLE " + table + " DROP COLUMN result"); // a column no index holds
+        // a column no index holds
+        new JdbcTemplate(database().dataSource()).execute("ALTER TABLE " + table + " DROP COLUMN result");
         assertThatThrownBy(() -> store(table).verifySchema())
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("the table " + table + " lacks the column result of "

@@ -14,10 +14,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * One database for one suite class, registered as {@code @RegisterExtension static final RealDatabase}: a pool on
- * the URL of {@code IDEMPOTENCY_POSTGRES_URL} or {@code IDEMPOTENCY_MARIADB_URL} (or an embedded H2), opened before the class's first test
- * and closed after its last; every table made through {@link #newStore()} is dropped after each test. Suites are gated
- * on the variable; where it is set, an unreachable database fails the suite (the pool refuses to start), it never
- * skips it.
+ * the URL of {@code IDEMPOTENCY_POSTGRES_URL} or {@code IDEMPOTENCY_MARIADB_URL} (or an embedded H2), opened before
+ * the class's first test and closed after its last; every table made through {@link #newStore()} is dropped after
+ * each test. Suites are gated on the variable; where it is set, an unreachable database fails the suite (the pool
+ * refuses to start), it never skips it.
  */
 final class RealDatabase implements BeforeAllCallback, AfterEachCallback, AfterAllCallback {
 

@@ -98,7 +98,9 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
      */
     private void createClaimProcedure(String location, String table) {
         try (Connection con = getDataSource().getConnection(); Statement st = con.createStatement()) {
-            st.execute(rename(new ClassPathResource(location).getContentAsString(StandardCharsets.UTF_8), table));
+            String script = new ClassPathResource(location).getContentAsString(StandardCharsets.UTF_8);
+            // in the table's schema, where the store calls it, qualified as the table is
+            st.execute(rename(script.replace("PROCEDURE " + SCRIPT_TABLE + "_", "PROCEDURE " + table + "_"), table));
             LOG.info("Created the claim procedure of " + table + " from " + location);
         } catch (SQLException | IOException e) {
             LOG.warn("Could not create the claim procedure of " + table + " from " + location + " (" + e.getMessage()
