@@ -267,8 +267,8 @@ final class MariaDbDialect extends MySqlDialect {
      * A table's claim procedure, {@code <table>_claim_v1}, which {@code schema-mariadb-claim-procedure.sql} creates:
      * the statements of {@link #READ_THEN_CLAIM} in the same order, with the same parameters and answers, as a
      * stored procedure. The server parses a procedure's body once per session and keeps it; a compound statement it
-     * parses on every call, its {@code INSERT} even when it does not run (about half the claim's server work, a fifth
-     * of its time: docs/stores.md). Used when it is there: the first claim calls it, and a
+     * parses on every call, its {@code INSERT} even when it does not run (about half the claim's server work, a
+     * quarter of its time or more: docs/stores.md). Used when it is there: the first claim calls it, and a
      * server that says there is no such procedure (or one with other parameters, or not ours to execute) turns this
      * table's claims to the compound statement until the application restarts; the failed {@code CALL} did nothing,
      * so the compound statement runs in the same transaction at once.
