@@ -1,5 +1,6 @@
 package dev.idempotency.benchmarks;
 
+import dev.idempotency.jdbc.JdbcDialect;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -28,7 +29,7 @@ final class OurSchema {
      */
     static String[] createClaimProcedure(Database db, String table) {
         return db == Database.MARIADB
-                ? new String[] {GuardTables.resource("dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql")
+                ? new String[] {GuardTables.resource(JdbcDialect.mariadb().claimProcedureLocation().orElseThrow())
                         .replace(DEFAULT_TABLE, table)}
                 : new String[0];
     }

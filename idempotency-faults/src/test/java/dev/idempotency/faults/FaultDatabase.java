@@ -2,6 +2,7 @@ package dev.idempotency.faults;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.idempotency.jdbc.JdbcDialect;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -115,12 +116,10 @@ final class FaultDatabase implements AutoCloseable {
         new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8))).execute(pool);
         if (kind == Kind.MARIADB) {
             // the claim procedure, as the store is meant to be run there: one statement, run as it is
-            new JdbcTemplate(pool).execute(shipped(CLAIM_PROCEDURE).replace("idempotency_record", tables.idempotency()));
+            String procedure = shipped(JdbcDialect.mariadb().claimProcedureLocation().orElseThrow());
+            new JdbcTemplate(pool).execute(procedure.replace("idempotency_record", tables.idempotency()));
         }
     }
-
-    /** MariaDB's optional claim procedure. */
-    private static final String CLAIM_PROCEDURE = "dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql";
 
     void dropTables() {
         JdbcTemplate jdbc = new JdbcTemplate(pool);

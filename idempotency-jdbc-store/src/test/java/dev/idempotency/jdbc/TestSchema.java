@@ -27,7 +27,7 @@ final class TestSchema {
 
     /**
      * Runs the dialect's shipped script with {@code table} in place of the default name; on MariaDB also the claim
-     * procedure's ({@link #CLAIM_PROCEDURE}), as the store is meant to be run.
+     * procedure's ({@link JdbcDialect#claimProcedureLocation()}), as the store is meant to be run.
      */
     static void create(DataSource dataSource, JdbcDialect dialect, String table) {
         String script = script(dialect).replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table);
@@ -38,12 +38,9 @@ final class TestSchema {
         }
     }
 
-    /** MariaDB's optional claim procedure. */
-    static final String CLAIM_PROCEDURE = "dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql";
-
     /** Creates {@code table}'s claim procedure on MariaDB: the shipped script is one statement, run as it is. */
     static void createClaimProcedure(DataSource dataSource, String table) {
-        new JdbcTemplate(dataSource).execute(script(CLAIM_PROCEDURE)
+        new JdbcTemplate(dataSource).execute(script(JdbcDialect.mariadb().claimProcedureLocation().orElseThrow())
                 .replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table));
     }
 
