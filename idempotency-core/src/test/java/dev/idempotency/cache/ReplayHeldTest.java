@@ -36,8 +36,11 @@ class ReplayHeldTest {
     private final AtomicInteger runs = new AtomicInteger();
     private final AtomicInteger otherwise = new AtomicInteger();
     private final AtomicInteger observed = new AtomicInteger();
-    private final IdempotentOperation<String> create = IdempotentOperation
-            .builder("Orders.create", Tier.REVERSIBLE, ResultType.of(String.class)).ttl("1h").build();
+    private final IdempotentOperation<String> create = operation("Orders.create", Tier.REVERSIBLE).ttl("1h").build();
+
+    private static IdempotentOperation.Builder<String> operation(String name, Tier tier) {
+        return IdempotentOperation.builder(name, tier, ResultType.of(String.class));
+    }
 
     private IdempotentExecutor executor(IdempotencyStore s, TransactionBridge tx, IdempotencyScope scope) {
         IdempotencyObserver counting = new IdempotencyObserver() {
@@ -142,8 +145,7 @@ class ReplayHeldTest {
     @Test
     void anotherOperationOfTheSameKeyIsNotHeld() {
         IdempotentExecutor executor = withK1Held();
-        IdempotentOperation<String> other = IdempotentOperation
-                .builder("Orders.cancel", Tier.REVERSIBLE, ResultType.of(String.class)).build();
+        IdempotentOperation<String> other = operation("Orders.cancel", Tier.REVERSIBLE).build();
 
         assertThat(replayHeldOr(executor, other, "K1", "a")).isEqualTo(OTHERWISE);
         assertThat(otherwise).hasValue(1);
@@ -152,8 +154,7 @@ class ReplayHeldTest {
     @Test
     void aReadOnlyOperationIsNeverAnswered() {
         IdempotentExecutor executor = withK1Held();
-        IdempotentOperation<String> read = IdempotentOperation
-                .builder("Orders.create", Tier.READ_ONLY, ResultType.of(String.class)).build();
+        IdempotentOperation<String> read = operation("Orders.create", Tier.READ_ONLY).build();
 
         assertThat(replayHeldOr(executor, read, "K1", "a")).isEqualTo(OTHERWISE);
         assertThat(otherwise).hasValue(1);

@@ -26,22 +26,23 @@ final class TestSchema {
     }
 
     /**
-     * Runs the dialect's shipped script with {@code table} in place of the default name; on MariaDB also the claim
-     * procedure's ({@link JdbcDialect#claimProcedureLocation()}), as the store is meant to be run.
+     * Runs the dialect's shipped script with {@code table} in place of the default name, then its claim procedure's
+     * if it has one ({@link JdbcDialect#claimProcedureLocation()}: MariaDB's), as the store is meant to be run.
      */
     static void create(DataSource dataSource, JdbcDialect dialect, String table) {
         String script = script(dialect).replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table);
         new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8)))
                 .execute(dataSource);
-        if (dialect == JdbcDialect.mariadb()) {
-            createClaimProcedure(dataSource, table);
-        }
+        dialect.claimProcedureLocation().ifPresent(location -> createClaimProcedure(dataSource, location, table));
     }
 
     /** Creates {@code table}'s claim procedure on MariaDB: the shipped script is one statement, run as it is. */
     static void createClaimProcedure(DataSource dataSource, String table) {
-        new JdbcTemplate(dataSource).execute(script(JdbcDialect.mariadb().claimProcedureLocation().orElseThrow())
-                .replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table));
+        createClaimProcedure(dataSource, JdbcDialect.mariadb().claimProcedureLocation().orElseThrow(), table);
+    }
+
+    private static void createClaimProcedure(DataSource dataSource, String location, String table) {
+        new JdbcTemplate(dataSource).execute(script(location).replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table));
     }
 
     /** Runs the shipped script at {@code location} with {@code table} in place of the default name. */
