@@ -34,11 +34,11 @@ final class OurSchema {
                 : new String[0];
     }
 
-    /** What drops {@code table}, and on MariaDB its claim procedure. */
+    /** What drops {@code table}, and on MariaDB its claim procedure, on PostgreSQL its digest domain. */
     static String[] drop(Database db, String table) {
         return db == Database.MARIADB
                 ? new String[] {"DROP TABLE IF EXISTS " + table, "DROP PROCEDURE IF EXISTS " + table + "_claim_v1"}
-                : new String[] {"DROP TABLE IF EXISTS " + table};
+                : new String[] {"DROP TABLE IF EXISTS " + table, "DROP DOMAIN IF EXISTS " + table + "_sha256"};
     }
 
     /** The shipped hash-partitioned PostgreSQL script's statements for {@code table}. */

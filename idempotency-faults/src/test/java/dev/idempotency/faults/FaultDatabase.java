@@ -128,6 +128,8 @@ final class FaultDatabase implements AutoCloseable {
         }
         if (kind == Kind.MARIADB) {
             jdbc.execute("DROP PROCEDURE IF EXISTS " + tables.idempotency() + "_claim_v1");
+        } else if (kind == Kind.POSTGRESQL) {
+            jdbc.execute("DROP DOMAIN IF EXISTS " + tables.idempotency() + "_sha256");
         }
     }
 

@@ -105,6 +105,15 @@ public abstract class JdbcDialect {
         return Optional.empty();
     }
 
+    /**
+     * What to tell the operator about a table that has the script's columns and primary key but lacks something
+     * optional that makes it cheaper (MariaDB's claim procedure, PostgreSQL's digest domain), else null; logged at
+     * INFO by {@link JdbcIdempotencyStore#verifySchema()}.
+     */
+    @Nullable String schemaAdvice(Connection con, String table) throws SQLException {
+        return null;
+    }
+
     @Override
     public String toString() {
         return "JdbcDialect[" + name() + "]";

@@ -137,8 +137,10 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
      * Checks, once, that the table exists and has every column and the primary key of the script this dialect ships
      * ({@link JdbcDialect#schemaLocation()}), so that a missing or outdated table fails an application at startup
      * rather than its first call. The Spring integration calls it when the application context starts. It opens one
-     * connection of its own, outside any transaction. On MariaDB it also looks for the table's optional claim
-     * procedure ({@link JdbcDialect#claimProcedureLocation()}) and, when it is not there, says so at level INFO.
+     * connection of its own, outside any transaction. It then says at level INFO what would make the table cheaper to
+     * use: on MariaDB, when the table's optional claim procedure ({@link JdbcDialect#claimProcedureLocation()}) is not
+     * there; on PostgreSQL, when the table keeps its digests as plain {@code BYTEA}, with CHECK constraints (a table
+     * made by an earlier script: {@code migrate-postgresql-sha256-domain.sql} migrates it).
      *
      * @throws IllegalStateException naming the table, what is missing, and the script that creates it
      */

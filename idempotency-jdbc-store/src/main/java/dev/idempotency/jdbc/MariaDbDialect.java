@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * MariaDB (10.6+, InnoDB): MySQL's statements, except that a claim of a new key is one statement, so one round trip:
@@ -100,6 +101,34 @@ final class MariaDbDialect extends MySqlDialect {
     @Override
     public Optional<String> claimProcedureLocation() {
         return Optional.of("dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql");
+    }
+
+    /** When the table has no claim procedure: create it. */
+    @Override
+    @Nullable String schemaAdvice(Connection con, String table) throws SQLException {
+        if (hasClaimProcedure(con, table)) {
+            return null;
+        }
+        return "JdbcIdempotencyStore: the table " + table + " has no claim procedure " + table + PROCEDURE_SUFFIX
+                + ": claims in a caller's transaction take the compound statement, which the server parses on every"
+                + " call; create the procedure with the script " + claimProcedureLocation().orElseThrow()
+                + " (in the idempotency-jdbc-store jar) to halve the claim's work on the server";
+    }
+
+    /** Whether the database has {@code table}'s claim procedure ({@link ClaimProcedure}). */
+    private static boolean hasClaimProcedure(Connection con, String table) throws SQLException {
+        int dot = table.lastIndexOf('.');
+        String catalog = dot < 0 ? con.getCatalog() : table.substring(0, dot);
+        String name = table.substring(dot + 1) + PROCEDURE_SUFFIX;
+        try (ResultSet rs = con.getMetaData().getProcedures(catalog, null, name)) {
+            while (rs.next()) {
+                // the name is a pattern, in which '_' matches any character
+                if (name.equalsIgnoreCase(rs.getString("PROCEDURE_NAME"))) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     @Override

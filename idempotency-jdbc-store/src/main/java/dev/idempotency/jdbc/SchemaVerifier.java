@@ -36,10 +36,9 @@ final class SchemaVerifier {
     }
 
     /**
-     * Checks the table; on a dialect with a claim procedure ({@link JdbcDialect#claimProcedureLocation()}) also looks
-     * for it.
+     * Checks the table, then asks the dialect what it would advise ({@link JdbcDialect#schemaAdvice}).
      *
-     * @return what to tell the operator when the table is fine but the claim procedure is not there, else null
+     * @return what to tell the operator when the table works but lacks what would make it cheaper, else null
      */
     static @Nullable String verify(DataSource dataSource, String table, JdbcDialect dialect) {
         String script = script(dialect);
@@ -77,33 +76,10 @@ final class SchemaVerifier {
                         + String.join(", ", primaryKey) + "): without it two attempts could both claim one key;"
                         + " migrate it to that script");
             }
-            String procedure = dialect.claimProcedureLocation().orElse(null);
-            if (procedure == null || hasClaimProcedure(con, table)) {
-                return null;
-            }
-            return "JdbcIdempotencyStore: the table " + table + " has no claim procedure " + table
-                    + MariaDbDialect.PROCEDURE_SUFFIX + ": claims in a caller's transaction take the compound"
-                    + " statement, which the server parses on every call; create the procedure with the script "
-                    + procedure + " (in the idempotency-jdbc-store jar) to halve the claim's work on the server";
+            return dialect.schemaAdvice(con, table);
         } catch (SQLException e) {
             throw new IllegalStateException("JdbcIdempotencyStore: cannot check the table " + table + ": "
                     + e.getMessage(), e);
-        }
-    }
-
-    /** Whether the database has {@code table}'s claim procedure ({@link MariaDbDialect.ClaimProcedure}). */
-    private static boolean hasClaimProcedure(Connection con, String table) throws SQLException {
-        int dot = table.lastIndexOf('.');
-        String catalog = dot < 0 ? con.getCatalog() : table.substring(0, dot);
-        String name = table.substring(dot + 1) + MariaDbDialect.PROCEDURE_SUFFIX;
-        try (ResultSet rs = con.getMetaData().getProcedures(catalog, null, name)) {
-            while (rs.next()) {
-                // the name is a pattern, in which '_' matches any character
-                if (name.equalsIgnoreCase(rs.getString("PROCEDURE_NAME"))) {
-                    return true;
-                }
-            }
-            return false;
         }
     }
 
@@ -171,12 +147,14 @@ final class SchemaVerifier {
     }
 
     private static String body(String script) {
-        String sql = script.replaceAll("(?m)--.*$", "");
-        Matcher m = CREATE_TABLE.matcher(sql.substring(0, sql.indexOf(';') < 0 ? sql.length() : sql.indexOf(';')));
-        if (!m.find()) {
-            throw new IllegalStateException("the shipped script has no CREATE TABLE");
+        // the statement that creates the table (PostgreSQL's script creates a domain first)
+        for (String statement : script.replaceAll("(?m)--.*$", "").split(";")) {
+            Matcher m = CREATE_TABLE.matcher(statement);
+            if (m.find()) {
+                return m.group(1);
+            }
         }
-        return m.group(1);
+        throw new IllegalStateException("the shipped script has no CREATE TABLE");
     }
 
     private static String script(JdbcDialect dialect) {

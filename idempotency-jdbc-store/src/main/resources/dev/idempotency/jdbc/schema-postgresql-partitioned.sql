@@ -4,20 +4,22 @@
 -- (PostgreSQL routes each row by its key_hash). Copy into your migrations; to use another table name, replace every
 -- "idempotency_record" below (the partitions', constraints' and index names included) and pass the name to
 -- JdbcIdempotencyStore.builder().tableName(). Another number of partitions: change MODULUS and the list together.
+-- The two SHA-256 digests are of a domain that refuses any other length than 32 bytes (schema-postgresql.sql says why
+-- a domain); a table made by an earlier version of this script is migrated by migrate-postgresql-sha256-domain.sql.
+CREATE DOMAIN idempotency_record_sha256 AS BYTEA
+    CONSTRAINT idempotency_record_sha256_len CHECK (octet_length(VALUE) = 32);
 CREATE TABLE idempotency_record (
-    key_hash    BYTEA        NOT NULL,
+    key_hash    idempotency_record_sha256 NOT NULL,
     operation   VARCHAR(255) NOT NULL,
     idem_key    VARCHAR(255) NOT NULL,
-    fingerprint BYTEA        NOT NULL,
+    fingerprint idempotency_record_sha256 NOT NULL,
     tier        VARCHAR(16)  NOT NULL,
     status      VARCHAR(16)  NOT NULL,
     result      BYTEA,
     lease_until TIMESTAMPTZ(3),
     created_at  TIMESTAMPTZ(3) NOT NULL,
     expires_at  TIMESTAMPTZ(3) NOT NULL,
-    CONSTRAINT idempotency_record_pk PRIMARY KEY (key_hash),
-    CONSTRAINT idempotency_record_key_hash_len CHECK (octet_length(key_hash) = 32),
-    CONSTRAINT idempotency_record_fingerprint_len CHECK (octet_length(fingerprint) = 32)
+    CONSTRAINT idempotency_record_pk PRIMARY KEY (key_hash)
 ) PARTITION BY HASH (key_hash);
 CREATE TABLE idempotency_record_p0 PARTITION OF idempotency_record FOR VALUES WITH (MODULUS 16, REMAINDER 0);
 CREATE TABLE idempotency_record_p1 PARTITION OF idempotency_record FOR VALUES WITH (MODULUS 16, REMAINDER 1);

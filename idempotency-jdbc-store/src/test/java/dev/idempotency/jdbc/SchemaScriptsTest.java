@@ -24,6 +24,9 @@ class SchemaScriptsTest {
             assertThat(guide).as("docs/stores.md quotes %s", dialect.schemaLocation()).contains(script.strip());
         }
         assertThat(JdbcDialect.postgresql().schemaLocation()).isEqualTo("dev/idempotency/jdbc/schema-postgresql.sql");
+        String migration = TestSchema.script(PostgresDialect.DIGEST_DOMAIN_MIGRATION);
+        assertThat(guide).as("docs/stores.md quotes %s", PostgresDialect.DIGEST_DOMAIN_MIGRATION)
+                .contains(migration.strip());
     }
 
     /**
@@ -58,13 +61,22 @@ class SchemaScriptsTest {
         return sql.strip().replaceAll("\\s+", " ");
     }
 
-    /** The partitioned script is the plain one's table, partitioned: the store verifies both against the plain one. */
+    /**
+     * The partitioned script is the plain one's domain and table, partitioned: the store verifies both against the
+     * plain one.
+     */
     @Test
     void thePartitionedPostgresTableHasThePlainOnesColumnsAndConstraints() {
         String plain = TestSchema.script(JdbcDialect.postgresql());
         String partitioned = TestSchema.script("dev/idempotency/jdbc/schema-postgresql-partitioned.sql");
-        String table = plain.substring(plain.indexOf("CREATE TABLE"), plain.indexOf(");"));
-        assertThat(partitioned).contains(table + ") PARTITION BY HASH (key_hash);")
+        String domain = plain.substring(plain.indexOf("CREATE DOMAIN"), plain.indexOf("CREATE TABLE"));
+        assertThat(domain).contains("CREATE DOMAIN idempotency_record_sha256 AS BYTEA")
+                .contains("CHECK (octet_length(VALUE) = 32);");
+        int create = plain.indexOf("CREATE TABLE");
+        String table = plain.substring(create, plain.indexOf(");", create));
+        assertThat(table).contains("key_hash    idempotency_record_sha256 NOT NULL")
+                .contains("fingerprint idempotency_record_sha256 NOT NULL");
+        assertThat(partitioned).contains(domain + table + ") PARTITION BY HASH (key_hash);")
                 .contains(plain.substring(plain.indexOf("CREATE INDEX")).strip());
         for (int i = 0; i < 16; i++) {
             assertThat(partitioned).contains("CREATE TABLE idempotency_record_p" + i

@@ -47,12 +47,14 @@ final class McpServerFixture implements AutoCloseable {
     final McpIdempotentTools mcpTools;
     private final DataSource dataSource;
     private final String table;
+    private final JdbcDialect dialect;
     private final InMemoryTransport transport;
     private final McpSyncServer server;
     private final List<McpSyncClient> clients = new ArrayList<>();
 
     McpServerFixture(DataSource dataSource, JdbcDialect dialect) {
         this.dataSource = dataSource;
+        this.dialect = dialect;
         this.table = "idem_mcp_" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         String script = script(dialect).replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table);
         new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8)))
@@ -109,7 +111,15 @@ final class McpServerFixture implements AutoCloseable {
     public void close() {
         clients.forEach(McpSyncClient::closeGracefully);
         server.closeGracefully();
-        new JdbcTemplate(dataSource).execute("DROP TABLE IF EXISTS " + table);
+        dropTable(new JdbcTemplate(dataSource), dialect, table);
+    }
+
+    /** Drops a table made from the dialect's script, and on PostgreSQL the script's digest domain. */
+    static void dropTable(JdbcTemplate jdbc, JdbcDialect dialect, String table) {
+        jdbc.execute("DROP TABLE IF EXISTS " + table);
+        if (dialect.equals(JdbcDialect.postgresql())) {
+            jdbc.execute("DROP DOMAIN IF EXISTS " + table + "_sha256");
+        }
     }
 
     /** The dialect's schema script, as shipped. */

@@ -116,7 +116,7 @@ class ToolTransactionTest {
         if (context != null) {
             context.close();
         }
-        new JdbcTemplate(dataSource()).execute("DROP TABLE IF EXISTS " + table);
+        McpServerFixture.dropTable(new JdbcTemplate(dataSource()), dialect(), table);
     }
 
     /** Each call in a transaction on {@code tm}; the tool's writes would be in it too. */

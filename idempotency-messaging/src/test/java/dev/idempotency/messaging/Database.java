@@ -31,8 +31,10 @@ final class Database implements AutoCloseable {
     final IdempotentExecutor executor;
     final String effects;
     private final String table;
+    private final JdbcDialect dialect;
 
     private Database(String url, JdbcDialect dialect) {
+        this.dialect = dialect;
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(url);
         config.setMaximumPoolSize(24);
@@ -85,6 +87,9 @@ final class Database implements AutoCloseable {
     public void close() {
         jdbc.execute("DROP TABLE IF EXISTS " + table);
         jdbc.execute("DROP TABLE IF EXISTS " + effects);
+        if (dialect.equals(JdbcDialect.postgresql())) {
+            jdbc.execute("DROP DOMAIN IF EXISTS " + table + "_sha256"); // the script's digest domain
+        }
         dataSource.close();
     }
 

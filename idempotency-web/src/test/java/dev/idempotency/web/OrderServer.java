@@ -46,6 +46,10 @@ final class OrderServer implements AutoCloseable {
         try {
             jdbc.execute("drop table " + probe.table);
             jdbc.execute("drop table " + table);
+            if (Boolean.TRUE.equals(jdbc.execute((java.sql.Connection con) ->
+                    con.getMetaData().getDatabaseProductName().equals("PostgreSQL")))) {
+                jdbc.execute("drop domain " + table + "_sha256"); // made with the table from the shipped script
+            }
         } finally {
             context.close();
         }

@@ -34,6 +34,8 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
     private static final Log LOG = LogFactory.getLog(IdempotencySchemaInitializer.class);
     private static final String SCRIPT_TABLE = JdbcIdempotencyStore.DEFAULT_TABLE_NAME;
     private static final Pattern SCRIPT_TABLE_WORD = Pattern.compile("\\b" + SCRIPT_TABLE + "\\b");
+    /** PostgreSQL's digest domain: a schema object of its own, which goes where the table goes. */
+    private static final Pattern SCRIPT_DOMAIN = Pattern.compile("\\b" + SCRIPT_TABLE + "(_sha256)\\b");
 
     private final JdbcIdempotencyStore store;
     private final SchemaInitialization mode;
@@ -110,11 +112,13 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
 
     /**
      * The shipped script with {@code table} in place of {@code idempotency_record}: constraint and index names
-     * ({@code idempotency_record_pk}) take the unqualified name, which a schema may not prefix.
+     * ({@code idempotency_record_pk}) take the unqualified name, which a schema may not prefix; the domain
+     * ({@code idempotency_record_sha256}) the name as it is, so that it is made in the table's schema.
      */
     static String rename(String script, String table) {
         String unqualified = table.substring(table.lastIndexOf('.') + 1);
-        String renamed = script.replace(SCRIPT_TABLE + "_", unqualified + "_");
+        String renamed = SCRIPT_DOMAIN.matcher(script).replaceAll(Matcher.quoteReplacement(table) + "$1")
+                .replace(SCRIPT_TABLE + "_", unqualified + "_");
         return SCRIPT_TABLE_WORD.matcher(renamed).replaceAll(Matcher.quoteReplacement(table));
     }
 

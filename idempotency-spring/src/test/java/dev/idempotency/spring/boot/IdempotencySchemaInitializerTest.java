@@ -45,11 +45,17 @@ class IdempotencySchemaInitializerTest {
     }
 
     @Test
-    void aSchemaQualifiedNameQualifiesTheTableButNotItsIndexOrConstraintNames() throws IOException {
+    void aSchemaQualifiedNameQualifiesTheTableAndItsDomainButNotItsIndexOrConstraintNames() throws IOException {
         String renamed = IdempotencySchemaInitializer.rename(script(JdbcDialect.postgresql()), "billing.orders_idem");
         assertThat(renamed).contains("CREATE TABLE billing.orders_idem ")
                 .contains(" ON billing.orders_idem ")
-                .doesNotContain("billing.orders_idem_");
+                // the digest domain is a schema object of its own: made in the table's schema, the columns of it
+                .contains("CREATE DOMAIN billing.orders_idem_sha256 AS BYTEA")
+                .contains("CONSTRAINT orders_idem_sha256_len CHECK")
+                .contains("key_hash    billing.orders_idem_sha256 NOT NULL")
+                .contains("fingerprint billing.orders_idem_sha256 NOT NULL")
+                .doesNotContain("billing.orders_idem_pk").doesNotContain("billing.orders_idem_status")
+                .doesNotContain("billing.orders_idem_sha256_len");
     }
 
     @Test

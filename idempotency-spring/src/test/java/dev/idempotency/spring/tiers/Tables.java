@@ -35,6 +35,10 @@ public record Tables(String idempotency, String ledger) {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute("DROP TABLE IF EXISTS " + idempotency);
         jdbc.execute("DROP TABLE IF EXISTS " + ledger);
+        if (Boolean.TRUE.equals(jdbc.execute((java.sql.Connection con) ->
+                con.getMetaData().getDatabaseProductName().equals("PostgreSQL")))) {
+            jdbc.execute("DROP DOMAIN IF EXISTS " + idempotency + "_sha256"); // the script's digest domain
+        }
     }
 
     private static String shipped(JdbcDialect dialect) {
