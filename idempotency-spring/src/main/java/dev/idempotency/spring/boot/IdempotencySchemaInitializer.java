@@ -7,6 +7,8 @@ import java.io.UncheckedIOException;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
@@ -36,6 +38,8 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
     private static final Pattern SCRIPT_TABLE_WORD = Pattern.compile("\\b" + SCRIPT_TABLE + "\\b");
     /** PostgreSQL's digest domain: a schema object of its own, which goes where the table goes. */
     private static final Pattern SCRIPT_DOMAIN = Pattern.compile("\\b" + SCRIPT_TABLE + "(_sha256)\\b");
+    private static final Pattern CREATE_DOMAIN =
+            Pattern.compile("(?i)CREATE\\s+DOMAIN\\s+(\\S+)\\s+AS\\s+(\\w+)[^;]*;\\s*");
 
     private final JdbcIdempotencyStore store;
     private final SchemaInitialization mode;
@@ -82,7 +86,7 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
         populator.setSqlScriptEncoding(encoding.name());
         for (Resource script : scripts) {
             try {
-                String sql = rename(script.getContentAsString(encoding), table);
+                String sql = withoutExistingDomains(rename(script.getContentAsString(encoding), table));
                 populator.addScript(new ByteArrayResource(sql.getBytes(encoding), script.getDescription()));
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot read " + script, e);
@@ -91,6 +95,40 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
         DatabasePopulatorUtils.execute(populator, getDataSource());
         LOG.info("Created the idempotency table " + table + " from " + store.dialect().schemaLocation());
         store.dialect().claimProcedureLocation().ifPresent(location -> createClaimProcedure(location, table));
+    }
+
+    /**
+     * The script without a {@code CREATE DOMAIN} whose domain is there already, over the same type: PostgreSQL's
+     * digest domain outlives a table dropped by hand, and the table is then made again of it rather than the start
+     * failing on it. A type of that name over another type is left to fail the script, naming it.
+     */
+    private String withoutExistingDomains(String sql) {
+        Matcher m = CREATE_DOMAIN.matcher(sql);
+        StringBuilder out = new StringBuilder();
+        while (m.find()) {
+            String domain = m.group(1);
+            boolean exists = domainOver(domain, m.group(2));
+            if (exists) {
+                LOG.info("The domain " + domain + " exists; making the idempotency table of it");
+            }
+            m.appendReplacement(out, exists ? "" : Matcher.quoteReplacement(m.group()));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    /** Whether {@code domain} exists as a domain over {@code type} (PostgreSQL's catalog; elsewhere, no). */
+    private boolean domainOver(String domain, String type) {
+        try (Connection con = getDataSource().getConnection();
+                PreparedStatement ps = con.prepareStatement("SELECT format_type(typbasetype, NULL) FROM pg_type"
+                        + " WHERE oid = to_regtype(?) AND typtype = 'd'")) {
+            ps.setString(1, domain);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && type.equalsIgnoreCase(rs.getString(1));
+            }
+        } catch (SQLException e) {
+            return false;
+        }
     }
 
     /**
