@@ -14,7 +14,10 @@ starting the server and making the tables drop out. Single-user mode prints ever
 EXECUTE's arguments as literals, which the wire protocol does not: compare variants, not absolute counts.
 
 Variants: the table as schema-postgresql.sql makes it (the digests of a domain), with the two CHECK constraints of
-the earlier script instead, with one CHECK on both, and with no length rule at all. Needs valgrind and the server's
+the earlier script instead, with one CHECK on both, with no length rule at all; the claim's read keyed through the
+statement's first CTE, as before the eighth round, instead of by a parameter of its own; and the hash-partitioned
+table of schema-postgresql-partitioned.sql, both ways. The variants share one scratch cluster and run in this order:
+the catalog's growth moves a later variant's count by a few thousand. Needs valgrind and the server's
 binaries (/usr/lib/postgresql/<version>/bin, the newest there unless PG_BIN is set). docs/benchmarks.md (eighth
 round) quotes its output.
 """
@@ -34,15 +37,20 @@ COLUMNS = ("key_hash {digest} NOT NULL, operation VARCHAR(255) NOT NULL, idem_ke
            "fingerprint {digest} NOT NULL, tier VARCHAR(16) NOT NULL, status VARCHAR(16) NOT NULL, result BYTEA, "
            "lease_until TIMESTAMPTZ(3), created_at TIMESTAMPTZ(3) NOT NULL, expires_at TIMESTAMPTZ(3) NOT NULL, "
            "CONSTRAINT t_pk PRIMARY KEY (key_hash){checks}")
+# name: (the digests' type, CHECK constraints, hash-partitioned, the read's key as a parameter of its own)
 VARIANTS = {
-    "the domain (schema-postgresql.sql)": ("t_sha256", ""),
+    "the domain (schema-postgresql.sql)": ("t_sha256", "", False, True),
     "two CHECK constraints (the earlier script)": ("BYTEA", ", CONSTRAINT t_kl CHECK (octet_length(key_hash) = 32), "
-                                                   "CONSTRAINT t_fl CHECK (octet_length(fingerprint) = 32)"),
+                                                   "CONSTRAINT t_fl CHECK (octet_length(fingerprint) = 32)",
+                                                   False, True),
     "one CHECK on both": ("BYTEA", ", CONSTRAINT t_l CHECK (octet_length(key_hash) = 32 "
-                                   "AND octet_length(fingerprint) = 32)"),
-    "no length rule": ("BYTEA", ""),
+                                   "AND octet_length(fingerprint) = 32)", False, True),
+    "no length rule": ("BYTEA", "", False, True),
+    "the read keyed through k (before the eighth round)": ("t_sha256", "", False, False),
+    "hash-partitioned (schema-postgresql-partitioned.sql)": ("t_sha256", "", True, True),
+    "hash-partitioned, the read keyed through k (before the eighth round)": ("t_sha256", "", True, False),
 }
-CLAIM = ("PREPARE claim(text, bytea, varchar, varchar, bytea, varchar, text, text, text) AS "
+CLAIM = ("PREPARE claim(text, bytea, varchar, varchar, bytea, varchar, text, text, text, bytea) AS "
          "WITH k AS (SELECT CASE WHEN set_config('lock_timeout', CASE WHEN set_config('idempotency.lock_timeout', "
          "current_setting('lock_timeout'), true) IS NOT NULL THEN $1 END, true) IS NOT NULL THEN $2::bytea END "
          "AS key_hash), claim AS (INSERT INTO t (key_hash, operation, idem_key, fingerprint, tier, status, result, "
@@ -50,21 +58,27 @@ CLAIM = ("PREPARE claim(text, bytea, varchar, varchar, bytea, varchar, text, tex
          "$7::timestamptz, $8::timestamptz, $9::timestamptz FROM k ON CONFLICT (key_hash) DO NOTHING RETURNING 1) "
          "SELECT t.key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, created_at, "
          "expires_at, set_config('lock_timeout', current_setting('idempotency.lock_timeout'), true), inserted.n "
-         "FROM (SELECT count(*) AS n FROM claim) inserted LEFT JOIN t ON t.key_hash = (SELECT key_hash FROM k)")
+         "FROM (SELECT count(*) AS n FROM claim) inserted LEFT JOIN t ON t.key_hash = $10")
+# as the store sent it before the eighth round: the read's key taken from k, so pruned only as the read runs
+CLAIM_THROUGH_K = (CLAIM.replace(", text, text, text, bytea)", ", text, text, text)")
+                   .replace("t.key_hash = $10", "t.key_hash = (SELECT key_hash FROM k)"))
 COMPLETE = ("PREPARE complete(bytea, text, bytea, text) AS UPDATE t SET status = 'COMPLETED', result = $1, "
             "lease_until = NULL, expires_at = $2::timestamptz WHERE key_hash = $3 AND (status = 'IN_FLIGHT') IS TRUE "
             "AND lease_until = $4::timestamptz")
 
 
 def script(variant, n, replay, seed):
-    digest, checks = VARIANTS[variant]
+    digest, checks, partitioned, read_by_parameter = VARIANTS[variant]
     out = ["DROP TABLE IF EXISTS t", "DROP TABLE IF EXISTS orders", "DROP DOMAIN IF EXISTS t_sha256",
            "CREATE DOMAIN t_sha256 AS BYTEA CONSTRAINT t_sha256_len CHECK (octet_length(VALUE) = 32)",
-           "CREATE TABLE t (" + COLUMNS.format(digest=digest, checks=checks) + ")",
-           "CREATE INDEX t_se ON t (status, expires_at)",
-           "CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, approval VARCHAR(64) NOT NULL, amount BIGINT NOT NULL)",
-           "SET plan_cache_mode = force_generic_plan", CLAIM, COMPLETE,
-           "PREPARE ord(varchar, bigint) AS INSERT INTO orders (approval, amount) VALUES ($1, $2)"]
+           "CREATE TABLE t (" + COLUMNS.format(digest=digest, checks=checks) + ")"
+           + (" PARTITION BY HASH (key_hash)" if partitioned else "")]
+    if partitioned:
+        out += [f"CREATE TABLE t_p{i} PARTITION OF t FOR VALUES WITH (MODULUS 16, REMAINDER {i})" for i in range(16)]
+    out += ["CREATE INDEX t_se ON t (status, expires_at)",
+            "CREATE TABLE orders (id BIGSERIAL PRIMARY KEY, approval VARCHAR(64) NOT NULL, amount BIGINT NOT NULL)",
+            "SET plan_cache_mode = force_generic_plan", CLAIM if read_by_parameter else CLAIM_THROUGH_K, COMPLETE,
+            "PREPARE ord(varchar, bigint) AS INSERT INTO orders (approval, amount) VALUES ($1, $2)"]
     if replay:  # one statement, so that its constraint checks are set up once, not per row
         out.append(f"INSERT INTO t SELECT sha256(('{seed}-' || g)::bytea), 'createOrder', '{seed}-' || g, "
                    f"sha256(('f{seed}-' || g)::bytea), 'REVERSIBLE', 'COMPLETED', '\\x7b7d', NULL, "
@@ -75,7 +89,8 @@ def script(variant, n, replay, seed):
         f = hashlib.sha256(("f" + key).encode()).hexdigest()
         out += ["BEGIN", "SAVEPOINT idempotency_claim",
                 f"EXECUTE claim('5000ms', '\\x{h}', 'createOrder', '{key}', '\\x{f}', 'REVERSIBLE', "
-                "'2026-12-02 10:05:00.123+00', '2026-12-02 10:00:00.123+00', '2026-12-03 10:00:00.123+00')",
+                "'2026-12-02 10:05:00.123+00', '2026-12-02 10:00:00.123+00', '2026-12-03 10:00:00.123+00'"
+                + (f", '\\x{h}')" if read_by_parameter else ")"),
                 "RELEASE SAVEPOINT idempotency_claim"]
         if not replay:
             out += [f"EXECUTE ord('{key}', {i})",

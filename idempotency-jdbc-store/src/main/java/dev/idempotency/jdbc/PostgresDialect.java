@@ -39,7 +39,10 @@ final class PostgresDialect extends JdbcDialect {
     // from it. Then the read of the key's row, which puts the caller's lock_timeout back: it counts the insert's rows
     // first (count(*) reads the WITH to its end, so the insert, with any wait for a conflicting row, is over before
     // the row is read and the setting restored) and is one row whether or not the key has one (a LEFT JOIN from that
-    // one-row count), so the setting is always put back. The key hash is bound once, for the insert and the read.
+    // one-row count), so the setting is always put back. The key hash is bound twice: through k for the insert, and as
+    // a parameter of the statement for the read, so that on a hash-partitioned table PostgreSQL prunes the read to
+    // the key's partition when it starts the statement; through k it could prune only as the read ran, after setting
+    // up a scan of every partition (a third of the server's work for a claim there).
     // The read runs on the statement's snapshot, which does not show the row the insert has just made: after a claim
     // that inserted, the row comes back as NULLs, and nothing of it is formatted or sent. After an insert that did
     // nothing, it shows the row that holds the key when that row was committed before the statement began (a replay,
@@ -47,15 +50,15 @@ final class PostgresDialect extends JdbcDialect {
     // not shown (READ COMMITTED), and the store reads it with a statement of its own (ClaimAttempt.MET_UNREAD), one
     // round trip more for a duplicate that met its original in flight. Under REPEATABLE READ such a row makes the
     // insert itself fail (40001).
-    // Parameters: our lock_timeout ('<n>ms'), the insert's eight (the key hash first). Columns: the row's (COLUMNS),
-    // the restored setting, how many rows the insert made (0 or 1).
+    // Parameters: our lock_timeout ('<n>ms'), the insert's eight (the key hash first), the key hash again. Columns:
+    // the row's (COLUMNS), the restored setting, how many rows the insert made (0 or 1).
     private static String claimThenRead(String ourLockTimeout, String restore) {
         return "WITH k AS (SELECT CASE WHEN " + ourLockTimeout + " IS NOT NULL THEN ?::bytea END AS key_hash),\n"
                 + "claim AS (" + INSERT.replace("VALUES (?,", "SELECT k.key_hash,")
                         .replace("?::timestamptz)\n", "?::timestamptz FROM k\n") + " RETURNING 1)\n"
                 + "SELECT " + COLUMNS + restore + ", inserted.n\n"
                 + "  FROM (SELECT count(*) AS n FROM claim) inserted\n"
-                + "  LEFT JOIN {table} ON {table}.key_hash = (SELECT key_hash FROM k)";
+                + "  LEFT JOIN {table} ON {table}.key_hash = ?";
     }
 
     // our lock_timeout, set at once
@@ -70,6 +73,8 @@ final class PostgresDialect extends JdbcDialect {
                        true)""";
 
     private static final int INSERTED_COLUMN = 12;
+    // the key hash of the read, after our lock_timeout and the insert's eight
+    private static final int READ_KEY_PARAMETER = 10;
 
     // The claim of a new key in the caller's transaction, one constant text prepared once and sent in one round trip
     // (pgjdbc sends the statements of one execute with a single Sync), three statements: a savepoint; the insert and
@@ -294,6 +299,7 @@ final class PostgresDialect extends JdbcDialect {
                 inCallerTransaction ? sql.claimAtOnce() : sql.claimAtOnceLocal())) {
             ps.setString(1, lockTimeoutText(r.lockTimeout()));
             bindClaim(ps, 2, r);
+            ps.setBytes(READ_KEY_PARAMETER, r.keyHash());
             @Nullable ClaimAttempt attempt = null;
             // the results come in the order of the statements: walk exactly as many as were sent
             boolean isResultSet = ps.execute();
