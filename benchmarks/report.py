@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import math
 import sys
 from collections import defaultdict
 
@@ -29,6 +30,11 @@ BEGIN, END = "<!-- generated:begin -->", "<!-- generated:end -->"
 ALLOC = {}  # bytes allocated per operation (JMH's gc profiler), by the same keys as the scores
 COSTS = {}  # per transaction: CPU (JVM thread, database backend) in ns and log written in bytes, by the scores' keys
 WARM_UP = {}  # transactions each trial ran before the JIT went quiet, by the scores' keys
+TRIALS = defaultdict(list)  # every trial of a key: (transactions/s, the step of the plan that measured it)
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def load_costs(results_path):
@@ -36,17 +42,22 @@ def load_costs(results_path):
     path = os.path.join(os.path.dirname(os.path.abspath(results_path)), "costs.jsonl")
     if not os.path.exists(path):
         return
+    # a key measured in more than one trial (the A-B-B-A steps): the costs of all its trials over all their
+    # transactions; a reading unknown in any trial is unknown
+    sums = {}
     for line in open(path, encoding="utf-8"):
         if not line.strip():
             continue
         c = json.loads(line)
         key = (c["db"], int(c["threads"]), int(c["duplicates"]), int(c["prefill"]), c["guard"])
-        n = c["transactions"]
-        log = c.get("log_bytes", -1)
-        COSTS[key] = (c["jvm_cpu_ns"] / n, c["backend_cpu_ns"] / n if c["backend_cpu_ns"] >= 0 else None,
-                      log / n if log >= 0 else None)
+        n, jvm, backend, log = sums.get(key, (0, 0, 0, 0))
+        sums[key] = (n + c["transactions"], jvm + c["jvm_cpu_ns"],
+                     -1 if backend < 0 or c["backend_cpu_ns"] < 0 else backend + c["backend_cpu_ns"],
+                     -1 if log < 0 or c.get("log_bytes", -1) < 0 else log + c["log_bytes"])
         if "warm_up_transactions" in c:
-            WARM_UP[key] = c["warm_up_transactions"]
+            WARM_UP.setdefault(key, []).append(c["warm_up_transactions"])
+    for key, (n, jvm, backend, log) in sums.items():
+        COSTS[key] = (jvm / n, backend / n if backend >= 0 else None, log / n if log >= 0 else None)
 
 
 def load(results_path, info_path):
@@ -57,7 +68,10 @@ def load(results_path, info_path):
         with open(info_path, encoding="utf-8") as f:
             info = json.load(f)
     orders, paths = {}, {}
-    for r in results:
+    # which step of the plan each result came from (older runs did not say: then each its own)
+    steps = info.get("result_steps") or list(range(len(results)))
+    allocs = defaultdict(list)
+    for i, r in enumerate(results):
         name = r["benchmark"].rsplit(".", 2)
         cls, method = name[-2], name[-1]
         p = r.get("params", {})
@@ -68,13 +82,18 @@ def load(results_path, info_path):
         alloc = r.get("secondaryMetrics", {}).get("gc.alloc.rate.norm", {}).get("score")
         if cls == "OrderBenchmark":
             key = (p["db"], int(r["threads"]), int(p["duplicates"]), int(p["prefill"]), p["guard"])
-            orders[key] = (score, err)
+            TRIALS[key].append((score, steps[i] if i < len(steps) else i, err))
             if alloc is not None:
-                ALLOC[key] = alloc
+                allocs[key].append(alloc)
         else:
             paths[(method, p.get("store", ""))] = (score, err, unit)
             if alloc is not None:
                 ALLOC[(method, p.get("store", ""))] = alloc
+    for key, trials in TRIALS.items():
+        # one trial: its score and JMH's error; several: their geometric mean, and no error (the trials are listed)
+        orders[key] = (geomean([t[0] for t in trials]), trials[0][2] if len(trials) == 1 else None)
+    for key, values in allocs.items():
+        ALLOC[key] = sum(values) / len(values)
     return orders, paths, info
 
 
@@ -109,6 +128,17 @@ def score(orders, db, t, dup, pre, g):
     return v[0] if v else None
 
 
+def paired(orders, x, y):
+    """x's throughput over y's (keys). Where one step measured both (the A-B-B-A steps measure each pair twice, in
+    opposite orders), the ratio within each such step, then their geometric mean: drift of the host's load between
+    trials weighs on both sides alike. Otherwise the ratio of the keys' (mean) scores."""
+    shared = sorted({s for _, s, _ in TRIALS.get(x, [])} & {s for _, s, _ in TRIALS.get(y, [])})
+    if not shared:
+        return ratio(orders[x][0] if x in orders else None, orders[y][0] if y in orders else None)
+    return geomean([geomean([v for v, s, _ in TRIALS[x] if s == step]) /
+                    geomean([v for v, s, _ in TRIALS[y] if s == step]) for step in shared])
+
+
 def baseline(orders, db, t):
     """(a)'s throughput does not depend on duplicates or the guard table's pre-fill: it is measured once per thread
     count, with no duplicates and on the empty table."""
@@ -131,7 +161,10 @@ def ops_table(orders):
             elif v is None:
                 cells.append("–")
             else:
+                trials = TRIALS.get((db, t, dup, pre, g), [])
                 err = f" ± {fmt(v[1])}" if v[1] is not None else ""
+                if len(trials) > 1:
+                    err = " (" + " / ".join(fmt(x) for x, _, _ in trials) + ")"
                 cells.append(f"{fmt(v[0])}{err}")
         lines.append(f"| {db} | {t} | {dup}% | {pre:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -154,6 +187,7 @@ def per_transaction_table(orders):
         jvm, backend, log = COSTS.get((db, t, dup, pre, g), (None, None, None))
         alloc = ALLOC.get((db, t, dup, pre, g))
         warm = WARM_UP.get((db, t, dup, pre, g))
+        warm = None if not warm else round(sum(warm) / len(warm))
         lines.append(f"| {db} | {t} | {dup}% | {pre:,} | {GUARDS[g]} | {fmt(orders[(db, t, dup, pre, g)][0])} | "
                      f"{trips} | {'–' if jvm is None else f'{jvm / 1000:,.0f} µs'} | "
                      f"{'–' if backend is None else f'{backend / 1000:,.0f} µs'} | "
@@ -181,13 +215,12 @@ def ratio_table(orders):
     lines = ["| database | threads | duplicates | pre-filled rows | b/a | b/c | b/d | b/e |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for db, t, dup, pre in configs(orders):
-        b = score(orders, db, t, dup, pre, "b")
-        if b is None:
+        if (db, t, dup, pre, "b") not in orders:
             continue
         cells = []
         for other in ("a", "c", "d", "e"):
-            o = baseline(orders, db, t) if other == "a" else score(orders, db, t, dup, pre, other)
-            r = ratio(b, o)
+            r = paired(orders, (db, t, dup, pre, "b"), (db, t, 0, 0, "a") if other == "a"
+                       else (db, t, dup, pre, other))
             cells.append("–" if r is None else f"{r:.2f}")
         lines.append(f"| {db} | {t} | {dup}% | {pre:,} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -260,7 +293,7 @@ def targets(orders, paths):
             for cdb, t, dup, pre in configs(orders):
                 if cdb != db or (subset and (t not in (1, 16) or pre != 0)):
                     continue
-                r = ratio(score(orders, db, t, dup, pre, "b"), score(orders, db, t, dup, pre, other))
+                r = paired(orders, (db, t, dup, pre, "b"), (db, t, dup, pre, other))
                 if r is not None:
                     rs.append((r, t, dup, pre))
             if not rs:
@@ -292,7 +325,7 @@ def targets(orders, paths):
         for t in (1, 4, 16):
             for pre in sorted({k[3] for k in orders if k[3] > 0}):
                 for g, table in (("b", "the plain table"), ("p", "the hash-partitioned table")):
-                    r = ratio(score(orders, db, t, 0, pre, g), score(orders, db, t, 0, 0, g))
+                    r = paired(orders, (db, t, 0, pre, g), (db, t, 0, 0, g))
                     if r is not None:
                         # faster on the bigger table by more than the tolerance is the machine's noise, not a gain:
                         # no verdict either way from such a pair
@@ -417,8 +450,12 @@ def generated(orders, paths, info, chart_rel):
         parts += ["", "**Steps with missing results:** " + "; ".join(missing)]
     parts += ["", "### Targets", "", targets(orders, paths),
               "", "### Ratios (b = this library)", "",
-              "(a) is measured with no duplicates on the empty table and is the denominator of every b/a: without "
-              "a guard, a duplicate costs what the first call cost.", "",
+              "Where a step measured both guards of a ratio (in the short plan: (b) against (c), (d) and (e), each "
+              "pair twice, A-B-B-A: one step in one order, the next in the reverse order), the ratio is taken within "
+              "each step and the two are averaged (geometric mean), so that load the host drifts through between "
+              "trials weighs on both sides alike; the pre-filled tables are compared with (b) or (p) empty in the same "
+              "step. (a) is measured with no duplicates on the empty table and is the denominator of every b/a: "
+              "without a guard, a duplicate costs what the first call cost.", "",
               ratio_table(orders),
               "", f"![orders per second]({chart_rel})", "",
               "### Per transaction", "",
@@ -431,6 +468,8 @@ def generated(orders, paths, info, chart_rel):
               "bytes allocated from JMH's `-prof gc`.", "",
               per_transaction_table(orders), "",
               "### Throughput (transactions per second, ± the 99.9% confidence half-width JMH reports)", "",
+              "A guard measured in more than one trial shows their geometric mean, then each trial's in the order "
+              "they ran; its costs per transaction above are over all its trials' transactions.", "",
               ops_table(orders),
               "", "### Bytes allocated per transaction (JMH `-prof gc`, one thread)", "",
               "The JVM's work per transaction, which other load on the machine does not move: the Java side of each "

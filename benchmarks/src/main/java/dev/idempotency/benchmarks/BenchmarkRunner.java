@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -85,13 +86,17 @@ public final class BenchmarkRunner {
         Thread dropper = new Thread(() -> drop(run, prefills));
         Runtime.getRuntime().addShutdownHook(dropper);
         List<RunResult> results = new ArrayList<>();
+        // the index of the step each result came from, in the results' order: the report pairs trials of one step
+        List<Integer> resultSteps = new ArrayList<>();
         List<String> missing = new ArrayList<>();
         try {
             prepare(run, tables, facts);
-            for (Step step : steps) {
+            for (int i = 0; i < steps.size(); i++) {
+                Step step = steps.get(i);
                 long t0 = System.nanoTime();
                 Collection<RunResult> r = run(step, step.settings(plan.settings()), run, profiler, costs);
                 results.addAll(r);
+                resultSteps.addAll(Collections.nCopies(r.size(), i));
                 System.out.printf("step %s: %d/%d results in %d s%n", step.describe(), r.size(), step.expected(),
                         TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0));
                 if (r.size() < step.expected()) {
@@ -112,6 +117,7 @@ public final class BenchmarkRunner {
             facts.put("quiet_rounds", OrderBenchmark.QUIET_ROUNDS);
             facts.put("warm_up_seconds", OrderBenchmark.WARM_UP_SECONDS);
             facts.put("steps", steps.stream().map(Step::describe).toList());
+            facts.put("result_steps", resultSteps);
             facts.put("started", started.toString());
             facts.put("seconds", Duration.between(started, Instant.now()).toSeconds());
             facts.put("jvm", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
