@@ -34,11 +34,9 @@ final class OurSchema {
                 : new String[0];
     }
 
-    /** What drops {@code table}, and on MariaDB its claim procedure, on PostgreSQL its digest domain. */
+    /** What drops {@code table} and what the scripts made beside it ({@link JdbcDialect#dropStatements}). */
     static String[] drop(Database db, String table) {
-        return db == Database.MARIADB
-                ? new String[] {"DROP TABLE IF EXISTS " + table, "DROP PROCEDURE IF EXISTS " + table + "_claim_v1"}
-                : new String[] {"DROP TABLE IF EXISTS " + table, "DROP DOMAIN IF EXISTS " + table + "_sha256"};
+        return JdbcDialect.forProductName(db.name()).dropStatements(table).toArray(String[]::new);
     }
 
     /** The shipped hash-partitioned PostgreSQL script's statements for {@code table}. */

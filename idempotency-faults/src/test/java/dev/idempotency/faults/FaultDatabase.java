@@ -123,14 +123,10 @@ final class FaultDatabase implements AutoCloseable {
 
     void dropTables() {
         JdbcTemplate jdbc = new JdbcTemplate(pool);
-        for (String t : new String[] {tables.idempotency(), tables.business(), tables.accounts()}) {
+        for (String t : new String[] {tables.business(), tables.accounts()}) {
             jdbc.execute("DROP TABLE IF EXISTS " + t);
         }
-        if (kind == Kind.MARIADB) {
-            jdbc.execute("DROP PROCEDURE IF EXISTS " + tables.idempotency() + "_claim_v1");
-        } else if (kind == Kind.POSTGRESQL) {
-            jdbc.execute("DROP DOMAIN IF EXISTS " + tables.idempotency() + "_sha256");
-        }
+        JdbcDialect.forProductName(kind.label).dropStatements(tables.idempotency()).forEach(jdbc::execute);
     }
 
     private String shipped() {

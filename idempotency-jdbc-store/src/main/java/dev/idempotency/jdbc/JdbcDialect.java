@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -103,6 +105,28 @@ public abstract class JdbcDialect {
      */
     public Optional<String> claimProcedureLocation() {
         return Optional.empty();
+    }
+
+    /**
+     * The statements that remove a table made by this dialect's scripts, with what they make beside it under a name
+     * of its own: on PostgreSQL the table's digest domain ({@code <table>_sha256}), on MariaDB its claim procedure
+     * ({@code <table>_claim_v1}). Each is {@code IF EXISTS}, in the order to run them (the table first: its columns
+     * use the domain). For tests and tools that make a table per run and drop it afterwards; dropping the table alone
+     * leaves the others behind.
+     *
+     * @param table the table's name as the store is given it ({@code name} or {@code schema.name})
+     * @throws IllegalArgumentException if {@code table} is not a plain SQL identifier, optionally schema-qualified
+     */
+    public List<String> dropStatements(String table) {
+        JdbcIdempotencyStore.checkIdentifier("table", table, true);
+        List<String> drops = new ArrayList<>();
+        drops.add("DROP TABLE IF EXISTS " + table);
+        companionsToDrop(table, drops);
+        return List.copyOf(drops);
+    }
+
+    /** Adds the statements that drop what the scripts make beside {@code table}, after the table's own. */
+    void companionsToDrop(String table, List<String> drops) {
     }
 
     /**

@@ -5,6 +5,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -101,6 +102,11 @@ final class MariaDbDialect extends MySqlDialect {
     @Override
     public Optional<String> claimProcedureLocation() {
         return Optional.of("dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql");
+    }
+
+    @Override
+    void companionsToDrop(String table, List<String> drops) {
+        drops.add("DROP PROCEDURE IF EXISTS " + table + PROCEDURE_SUFFIX);
     }
 
     /** When the table has no claim procedure: create it. */

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -124,6 +125,11 @@ final class PostgresDialect extends JdbcDialect {
 
     /** The name the table's digest domain takes, after the table's: {@code schema-postgresql.sql}. */
     static final String DIGEST_DOMAIN_SUFFIX = "_sha256";
+
+    @Override
+    void companionsToDrop(String table, List<String> drops) {
+        drops.add("DROP DOMAIN IF EXISTS " + table + DIGEST_DOMAIN_SUFFIX);
+    }
 
     /** Where the migration of a table with the digests as plain {@code BYTEA} is on the classpath. */
     static final String DIGEST_DOMAIN_MIGRATION = "dev/idempotency/jdbc/migrate-postgresql-sha256-domain.sql";

@@ -114,6 +114,17 @@ class MariaDbClaimProcedureIT {
         assertThat(SchemaVerifier.verify(database.dataSource(), without, JdbcDialect.mysql())).isNull();
     }
 
+    /** The dialect's drop statements take the claim procedure with the table. */
+    @Test
+    void dropStatementsTakeTheProcedureWithTheTable() {
+        String table = newTable(true);
+        JdbcDialect.mariadb().dropStatements(table).forEach(jdbc::execute);
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
+                + " AND table_name = ?", Integer.class, table)).isZero();
+        assertThat(jdbc.queryForObject("SELECT count(*) FROM information_schema.routines WHERE routine_schema ="
+                + " DATABASE() AND routine_name = ?", Integer.class, table + "_claim_v1")).isZero();
+    }
+
     /** A new table (and its business table), with or without its claim procedure. */
     private String newTable(boolean withProcedure) {
         String table = TestSchema.uniqueTableName();

@@ -64,6 +64,20 @@ class PostgresDigestDomainIT {
         }
     }
 
+    /** The dialect's drop statements leave nothing of a shipped table behind: its partitions and its domain go too. */
+    @Test
+    void dropStatementsLeaveNothingOfTheTableBehind() {
+        for (String script : List.of(PLAIN, PARTITIONED)) {
+            String table = newTable();
+            TestSchema.create(database.dataSource(), script, table);
+            JdbcDialect.postgresql().dropStatements(table).forEach(jdbc::execute);
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM pg_class WHERE relname LIKE ?", Integer.class,
+                    table + "%")).as(script).isZero();
+            assertThat(jdbc.queryForObject("SELECT count(*) FROM pg_type WHERE typname = ?", Integer.class,
+                    table + "_sha256")).as(script).isZero();
+        }
+    }
+
     @Test
     void aPlainTableOfTheEarlierScriptIsToldOfAndMigratesWithoutARewrite() {
         migratesWithoutARewrite(PLAIN);

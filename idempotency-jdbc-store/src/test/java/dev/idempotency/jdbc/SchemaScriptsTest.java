@@ -1,6 +1,7 @@
 package dev.idempotency.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +28,24 @@ class SchemaScriptsTest {
         String migration = TestSchema.script(PostgresDialect.DIGEST_DOMAIN_MIGRATION);
         assertThat(guide).as("docs/stores.md quotes %s", PostgresDialect.DIGEST_DOMAIN_MIGRATION)
                 .contains(migration.strip());
+    }
+
+    /**
+     * What drops a table names what each dialect's scripts make beside it, the table first (PostgreSQL's columns use
+     * the domain), and takes no text that is not a table's name.
+     */
+    @Test
+    void dropStatementsNameTheTableAndWhatItsScriptsMadeBesideIt() {
+        assertThat(JdbcDialect.postgresql().dropStatements("billing.orders_idem")).containsExactly(
+                "DROP TABLE IF EXISTS billing.orders_idem", "DROP DOMAIN IF EXISTS billing.orders_idem_sha256");
+        assertThat(JdbcDialect.mariadb().dropStatements("orders_idem")).containsExactly(
+                "DROP TABLE IF EXISTS orders_idem", "DROP PROCEDURE IF EXISTS orders_idem_claim_v1");
+        assertThat(JdbcDialect.mysql().dropStatements("orders_idem")).containsExactly("DROP TABLE IF EXISTS orders_idem");
+        assertThat(JdbcDialect.h2().dropStatements("orders_idem")).containsExactly("DROP TABLE IF EXISTS orders_idem");
+        for (String bad : new String[] {"t; DROP TABLE x", "a.b.c", "", "\"t\""}) {
+            assertThatThrownBy(() -> JdbcDialect.postgresql().dropStatements(bad))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'" + bad + "'");
+        }
     }
 
     /**

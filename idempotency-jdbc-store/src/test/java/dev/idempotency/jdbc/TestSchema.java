@@ -52,17 +52,12 @@ final class TestSchema {
                 .execute(dataSource);
     }
 
-    /** Drops {@code table}, and on MariaDB its claim procedure, on PostgreSQL its digest domain, if there is one. */
+    /** Drops {@code table} and what its scripts made beside it ({@link JdbcDialect#dropStatements}). */
     static void drop(DataSource dataSource, String table) {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        jdbc.execute("DROP TABLE IF EXISTS " + table);
-        String product = jdbc.execute((java.sql.Connection con) ->
-                con.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT));
-        if (product != null && product.contains("mariadb")) {
-            jdbc.execute("DROP PROCEDURE IF EXISTS " + table + MariaDbDialect.PROCEDURE_SUFFIX);
-        } else if (product != null && product.contains("postgresql")) {
-            jdbc.execute("DROP DOMAIN IF EXISTS " + table + PostgresDialect.DIGEST_DOMAIN_SUFFIX);
-        }
+        JdbcDialect dialect = JdbcDialect.forProductName(
+                jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName()));
+        dialect.dropStatements(table).forEach(jdbc::execute);
     }
 
     static String script(JdbcDialect dialect) {

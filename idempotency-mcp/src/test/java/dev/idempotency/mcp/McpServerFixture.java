@@ -114,12 +114,9 @@ final class McpServerFixture implements AutoCloseable {
         dropTable(new JdbcTemplate(dataSource), dialect, table);
     }
 
-    /** Drops a table made from the dialect's script, and on PostgreSQL the script's digest domain. */
+    /** Drops a table made from the dialect's script, and what the script made beside it. */
     static void dropTable(JdbcTemplate jdbc, JdbcDialect dialect, String table) {
-        jdbc.execute("DROP TABLE IF EXISTS " + table);
-        if (dialect.equals(JdbcDialect.postgresql())) {
-            jdbc.execute("DROP DOMAIN IF EXISTS " + table + "_sha256");
-        }
+        dialect.dropStatements(table).forEach(jdbc::execute);
     }
 
     /** The dialect's schema script, as shipped. */

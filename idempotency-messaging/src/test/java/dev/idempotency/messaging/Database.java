@@ -85,11 +85,8 @@ final class Database implements AutoCloseable {
 
     @Override
     public void close() {
-        jdbc.execute("DROP TABLE IF EXISTS " + table);
+        dialect.dropStatements(table).forEach(jdbc::execute);
         jdbc.execute("DROP TABLE IF EXISTS " + effects);
-        if (dialect.equals(JdbcDialect.postgresql())) {
-            jdbc.execute("DROP DOMAIN IF EXISTS " + table + "_sha256"); // the script's digest domain
-        }
         dataSource.close();
     }
 

@@ -1,5 +1,6 @@
 package dev.idempotency.web;
 
+import dev.idempotency.jdbc.JdbcDialect;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -45,11 +46,9 @@ final class OrderServer implements AutoCloseable {
         JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
         try {
             jdbc.execute("drop table " + probe.table);
-            jdbc.execute("drop table " + table);
-            if (Boolean.TRUE.equals(jdbc.execute((java.sql.Connection con) ->
-                    con.getMetaData().getDatabaseProductName().equals("PostgreSQL")))) {
-                jdbc.execute("drop domain " + table + "_sha256"); // made with the table from the shipped script
-            }
+            // the table and what the shipped script made beside it (PostgreSQL's digest domain)
+            JdbcDialect.forProductName(jdbc.execute((java.sql.Connection con) ->
+                    con.getMetaData().getDatabaseProductName())).dropStatements(table).forEach(jdbc::execute);
         } finally {
             context.close();
         }

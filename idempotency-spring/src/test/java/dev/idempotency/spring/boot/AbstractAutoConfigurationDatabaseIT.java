@@ -2,6 +2,7 @@ package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.jdbc.JdbcDialect;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -32,9 +33,12 @@ abstract class AbstractAutoConfigurationDatabaseIT {
         return new SimpleDriverDataSource(driver, url);
     }
 
+    /** The table, and what the shipped scripts made beside it (PostgreSQL's digest domain, MariaDB's procedure). */
     @AfterEach
     void dropTable() {
-        new JdbcTemplate(dataSource).execute("DROP TABLE IF EXISTS " + table);
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        JdbcDialect.forProductName(jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName()))
+                .dropStatements(table).forEach(jdbc::execute);
     }
 
     ApplicationContextRunner runner() {

@@ -3,7 +3,6 @@ package dev.idempotency.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -16,11 +15,6 @@ class MariaDbAutoConfigurationIT extends AbstractAutoConfigurationDatabaseIT {
     @Override
     DataSource dataSource() {
         return fromUrl(new org.mariadb.jdbc.Driver(), System.getenv("IDEMPOTENCY_MARIADB_URL"));
-    }
-
-    @AfterEach
-    void dropProcedure() {
-        new JdbcTemplate(dataSource).execute("DROP PROCEDURE IF EXISTS " + table + "_claim_v1");
     }
 
     /** With the table, the initializer creates its claim procedure, and a claim in a transaction calls it. */

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.springframework.jdbc.core.JdbcTemplate;
@@ -15,14 +14,6 @@ class PostgresAutoConfigurationIT extends AbstractAutoConfigurationDatabaseIT {
     @Override
     DataSource dataSource() {
         return fromUrl(new org.postgresql.Driver(), System.getenv("IDEMPOTENCY_POSTGRES_URL"));
-    }
-
-    /** The script's digest domain, after the table (this runs before the superclass's {@code @AfterEach}). */
-    @AfterEach
-    void dropTableAndDomain() {
-        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        jdbc.execute("DROP TABLE IF EXISTS " + table);
-        jdbc.execute("DROP DOMAIN IF EXISTS " + table + "_sha256");
     }
 
     /**

@@ -33,12 +33,9 @@ public record Tables(String idempotency, String ledger) {
 
     public void drop(DataSource dataSource) {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        jdbc.execute("DROP TABLE IF EXISTS " + idempotency);
         jdbc.execute("DROP TABLE IF EXISTS " + ledger);
-        if (Boolean.TRUE.equals(jdbc.execute((java.sql.Connection con) ->
-                con.getMetaData().getDatabaseProductName().equals("PostgreSQL")))) {
-            jdbc.execute("DROP DOMAIN IF EXISTS " + idempotency + "_sha256"); // the script's digest domain
-        }
+        JdbcDialect.forProductName(jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName()))
+                .dropStatements(idempotency).forEach(jdbc::execute);
     }
 
     private static String shipped(JdbcDialect dialect) {
