@@ -2,8 +2,9 @@
 # Runs the benchmarks and regenerates docs/benchmarks.md (between its generated markers) and docs/benchmarks/chart.svg.
 #
 #   benchmarks/run.sh                 # plan "short": every row of the targets table, the 10,000,000-row tables
-#                                     # included; 35 trials, about 24 minutes on the 2 cores when quiet, more
-#                                     # under load (the pre-fill alone, both databases at once: 8 at a load of 19)
+#                                     # included, every compared pair measured A-B-B-A; 57 trials, 46 minutes
+#                                     # at a load of 9 to 12 on the 2 cores (the pre-fill alone, both databases
+#                                     # at once: 2 minutes when quiet, 8 at a load of 19)
 #   PLAN=full benchmarks/run.sh       # every combination but the large tables, longer iterations (over an hour)
 #   PLAN=large benchmarks/run.sh      # the large tables alone, plain and hash-partitioned, with the floor (c)
 #   LARGE_ROWS=1000000 benchmarks/run.sh   # the large tables at another size (default 10000000): try a plan end to
