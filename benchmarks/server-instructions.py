@@ -66,7 +66,8 @@ READ_PARAM = ("PREPARE claim(text, bytea, varchar, varchar, bytea, varchar, text
          "FROM (SELECT count(*) AS n FROM claim) inserted LEFT JOIN t ON t.key_hash = $10")
 # the read skipped after an insert, whose row the statement's snapshot does not show: a LATERAL subquery gated by the
 # insert's count (OFFSET 0 keeps the planner from folding the gate into a join filter, which probes the index anyway).
-# Tried in the ninth round and not kept: it saves a first execution's probe and costs a replay more plan nodes to set up
+# Tried in the ninth round and not kept: it saves a first execution nothing countable and costs a replay more
+# (docs/benchmarks.md, the ninth round)
 GATED = READ_PARAM.replace("SELECT t.key_hash,", "SELECT key_hash,").replace(
     "LEFT JOIN t ON t.key_hash = $10",
     "LEFT JOIN LATERAL (SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, "

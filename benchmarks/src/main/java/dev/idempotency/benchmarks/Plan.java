@@ -9,8 +9,9 @@ import java.util.Map;
  * What {@link BenchmarkRunner} runs. Each step is one JMH run: a benchmark, a thread count, and the parameter values
  * it crosses. The {@code short} plan is the documented configuration of {@code benchmarks/run.sh}: every row of the
  * targets table, the 10,000,000-row tables included, every compared pair A-B-B-A, in about 45 minutes on a 2-core
- * machine, by running the heavy peers (d, e), MariaDB and the large tables on a subset of the matrix; {@code full} crosses everything but the large
- * tables (over an hour); {@code large} is the large tables alone, with the floor (c) beside them.
+ * machine, by running the heavy peers (d, e), MariaDB and the large tables on a subset of the matrix; {@code full}
+ * crosses everything but the large tables (over an hour); {@code large} is the large tables alone, with the floor (c)
+ * beside them.
  */
 public final class Plan {
 

@@ -40,7 +40,8 @@ class SchemaScriptsTest {
                 "DROP TABLE IF EXISTS billing.orders_idem", "DROP DOMAIN IF EXISTS billing.orders_idem_sha256");
         assertThat(JdbcDialect.mariadb().dropStatements("orders_idem")).containsExactly(
                 "DROP TABLE IF EXISTS orders_idem", "DROP PROCEDURE IF EXISTS orders_idem_claim_v1");
-        assertThat(JdbcDialect.mysql().dropStatements("orders_idem")).containsExactly("DROP TABLE IF EXISTS orders_idem");
+        assertThat(JdbcDialect.mysql().dropStatements("orders_idem"))
+                .containsExactly("DROP TABLE IF EXISTS orders_idem");
         assertThat(JdbcDialect.h2().dropStatements("orders_idem")).containsExactly("DROP TABLE IF EXISTS orders_idem");
         for (String bad : new String[] {"t; DROP TABLE x", "a.b.c", "", "\"t\""}) {
             assertThatThrownBy(() -> JdbcDialect.postgresql().dropStatements(bad))

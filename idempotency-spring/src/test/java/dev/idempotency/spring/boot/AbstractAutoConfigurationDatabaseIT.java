@@ -37,8 +37,8 @@ abstract class AbstractAutoConfigurationDatabaseIT {
     @AfterEach
     void dropTable() {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        JdbcDialect.forProductName(jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName()))
-                .dropStatements(table).forEach(jdbc::execute);
+        String product = jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName());
+        JdbcDialect.forProductName(product).dropStatements(table).forEach(jdbc::execute);
     }
 
     ApplicationContextRunner runner() {
