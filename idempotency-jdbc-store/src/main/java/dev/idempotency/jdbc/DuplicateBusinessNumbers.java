@@ -3,7 +3,6 @@ package dev.idempotency.jdbc;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -18,7 +17,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.jdbc.support.JdbcUtils;
 
 /**
  * Reconciliation: the business numbers written more than once to a business table in a time window, the duplicates
@@ -225,13 +223,8 @@ public final class DuplicateBusinessNumbers implements Runnable {
         if (d == null) {
             d = configuredDialect;
             if (d == null) {
-                try {
-                    d = JdbcDialect.forProductName(JdbcUtils.extractDatabaseMetaData(dataSource,
-                            DatabaseMetaData::getDatabaseProductName));
-                } catch (Exception e) {
-                    throw new IllegalStateException("DuplicateBusinessNumbers: cannot read the database product name;"
-                            + " set the dialect with builder(...).dialect(...)", e);
-                }
+                d = JdbcDialect.detect(dataSource, "DuplicateBusinessNumbers: cannot read the database product name;"
+                        + " set the dialect with builder(...).dialect(...)");
             }
             dialect = d;
         }

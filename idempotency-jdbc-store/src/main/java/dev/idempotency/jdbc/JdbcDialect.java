@@ -1,6 +1,7 @@
 package dev.idempotency.jdbc;
 
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -11,7 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
+import org.springframework.jdbc.support.JdbcUtils;
 
 /**
  * The SQL of one database for {@link JdbcIdempotencyStore}. The store picks one from the JDBC metadata's product
@@ -84,6 +87,28 @@ public abstract class JdbcDialect {
         throw new IllegalArgumentException("no idempotency JDBC dialect for database product '" + productName
                 + "'; supported: H2, PostgreSQL, MySQL, MariaDB (set one with JdbcIdempotencyStore.builder(...)"
                 + ".dialect(...), or implement IdempotencyStore for this database)");
+    }
+
+    /**
+     * The dialect of the database behind {@code dataSource}, from its product name ({@link #forProductName}); the
+     * store's own choice when none is configured. Borrows a connection once.
+     *
+     * @throws IllegalStateException if the product name cannot be read
+     * @throws IllegalArgumentException if no built-in dialect supports that database
+     */
+    public static JdbcDialect of(DataSource dataSource) {
+        return detect(dataSource, "JdbcDialect.of: cannot read the database product name to choose a dialect");
+    }
+
+    /** {@link #of}, failing with {@code failure} (the caller's words) when the product name cannot be read. */
+    static JdbcDialect detect(DataSource dataSource, String failure) {
+        String product;
+        try {
+            product = JdbcUtils.extractDatabaseMetaData(dataSource, DatabaseMetaData::getDatabaseProductName);
+        } catch (Exception e) {
+            throw new IllegalStateException(failure, e);
+        }
+        return forProductName(product);
     }
 
     /** A short name: {@code h2}, {@code postgresql}, {@code mysql} or {@code mariadb}. */

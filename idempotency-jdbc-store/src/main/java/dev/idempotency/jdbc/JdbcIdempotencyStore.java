@@ -11,7 +11,6 @@ import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import java.sql.Connection;
-import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -29,7 +28,6 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.UncategorizedSQLException;
 import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.jdbc.support.JdbcUtils;
 import org.springframework.jdbc.support.SQLErrorCodeSQLExceptionTranslator;
 import org.springframework.jdbc.support.SQLExceptionTranslator;
 
@@ -167,14 +165,8 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
     }
 
     private JdbcDialect detect() {
-        String product;
-        try {
-            product = JdbcUtils.extractDatabaseMetaData(dataSource, DatabaseMetaData::getDatabaseProductName);
-        } catch (Exception e) {
-            throw new IllegalStateException("JdbcIdempotencyStore: cannot read the database product name to choose "
-                    + "a dialect; set one with JdbcIdempotencyStore.builder(...).dialect(...)", e);
-        }
-        return JdbcDialect.forProductName(product);
+        return JdbcDialect.detect(dataSource, "JdbcIdempotencyStore: cannot read the database product name to choose "
+                + "a dialect; set one with JdbcIdempotencyStore.builder(...).dialect(...)");
     }
 
     // ---- the SPI -------------------------------------------------------------------------------------------------

@@ -65,6 +65,7 @@ class JdbcIdempotencyStoreH2Test {
         JdbcIdempotencyStore explicit = JdbcIdempotencyStore.builder(dataSource).tableName(table)
                 .dialect(JdbcDialect.postgresql()).build();
         assertThat(explicit.dialect()).isSameAs(JdbcDialect.postgresql());
+        assertThat(JdbcDialect.of(dataSource)).isSameAs(JdbcDialect.h2());
         assertThat(JdbcDialect.forProductName("MariaDB")).isSameAs(JdbcDialect.mariadb());
         assertThat(JdbcDialect.forProductName("MySQL")).isSameAs(JdbcDialect.mysql());
         assertThat(JdbcDialect.forProductName("PostgreSQL")).isSameAs(JdbcDialect.postgresql());

@@ -55,9 +55,7 @@ final class TestSchema {
     /** Drops {@code table} and what its scripts made beside it ({@link JdbcDialect#dropStatements}). */
     static void drop(DataSource dataSource, String table) {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        JdbcDialect dialect = JdbcDialect.forProductName(
-                jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName()));
-        dialect.dropStatements(table).forEach(jdbc::execute);
+        JdbcDialect.of(dataSource).dropStatements(table).forEach(jdbc::execute);
     }
 
     static String script(JdbcDialect dialect) {

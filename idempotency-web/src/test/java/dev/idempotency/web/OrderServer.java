@@ -47,8 +47,7 @@ final class OrderServer implements AutoCloseable {
         try {
             jdbc.execute("drop table " + probe.table);
             // the table and what the shipped script made beside it (PostgreSQL's digest domain)
-            JdbcDialect.forProductName(jdbc.execute((java.sql.Connection con) ->
-                    con.getMetaData().getDatabaseProductName())).dropStatements(table).forEach(jdbc::execute);
+            JdbcDialect.of(context.getBean(javax.sql.DataSource.class)).dropStatements(table).forEach(jdbc::execute);
         } finally {
             context.close();
         }

@@ -37,8 +37,7 @@ abstract class AbstractAutoConfigurationDatabaseIT {
     @AfterEach
     void dropTable() {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
-        String product = jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName());
-        JdbcDialect.forProductName(product).dropStatements(table).forEach(jdbc::execute);
+        JdbcDialect.of(dataSource).dropStatements(table).forEach(jdbc::execute);
     }
 
     ApplicationContextRunner runner() {

@@ -34,8 +34,7 @@ public record Tables(String idempotency, String ledger) {
     public void drop(DataSource dataSource) {
         JdbcTemplate jdbc = new JdbcTemplate(dataSource);
         jdbc.execute("DROP TABLE IF EXISTS " + ledger);
-        String product = jdbc.execute((java.sql.Connection con) -> con.getMetaData().getDatabaseProductName());
-        JdbcDialect.forProductName(product).dropStatements(idempotency).forEach(jdbc::execute);
+        JdbcDialect.of(dataSource).dropStatements(idempotency).forEach(jdbc::execute);
     }
 
     private static String shipped(JdbcDialect dialect) {
