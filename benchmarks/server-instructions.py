@@ -19,8 +19,8 @@ insert (tried in the ninth round, not kept), and keyed through the statement's f
 round, instead of by a parameter of its own; and the hash-partitioned table of schema-postgresql-partitioned.sql,
 the three ways. The variants share one scratch cluster and run in this order:
 the catalog's growth moves a later variant's count by a few thousand. Needs valgrind and the server's
-binaries (/usr/lib/postgresql/<version>/bin, the newest there unless PG_BIN is set). docs/benchmarks.md (eighth and
-ninth rounds) quotes its output.
+binaries (/usr/lib/postgresql/<version>/bin, the newest there unless PG_BIN is set). docs/benchmarks-history.md
+(eighth and ninth rounds) quotes its output.
 """
 import glob
 import hashlib
@@ -67,7 +67,7 @@ READ_PARAM = ("PREPARE claim(text, bytea, varchar, varchar, bytea, varchar, text
 # the read skipped after an insert, whose row the statement's snapshot does not show: a LATERAL subquery gated by the
 # insert's count (OFFSET 0 keeps the planner from folding the gate into a join filter, which probes the index anyway).
 # Tried in the ninth round and not kept: it saves a first execution nothing countable and costs a replay more
-# (docs/benchmarks.md, the ninth round)
+# (docs/benchmarks-history.md, the ninth round)
 GATED = READ_PARAM.replace("SELECT t.key_hash,", "SELECT key_hash,").replace(
     "LEFT JOIN t ON t.key_hash = $10",
     "LEFT JOIN LATERAL (SELECT key_hash, operation, idem_key, fingerprint, tier, status, result, lease_until, "
