@@ -39,7 +39,7 @@ import org.springframework.util.ClassUtils;
  * <p>It is a {@link MethodInterceptor}, applied by an advisor on {@link #POINTCUT}: {@code @EnableIdempotency} (and
  * the Boot auto-configuration) define one for every bean of this type.
  *
- * <p>Per method, everything is worked out once and cached: the {@link IdempotentOperation}, the parsed key
+ * <p>Per method, everything is worked out once and cached: the {@link dev.idempotency.IdempotentOperation}, the parsed key
  * expression, the compensation method, whether its {@code @Transactional} needs a transaction. The startup check of
  * {@code @EnableIdempotency} does it for every bean's methods when the context starts, so that the first call pays
  * nothing; otherwise the first call does. A misconfigured annotation (a bad {@code ttl}, a missing {@code compensate}

@@ -29,7 +29,7 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * <li><b>Completion.</b> Observed through a {@link TransactionSynchronization}: {@code STATUS_COMMITTED},
  * {@code STATUS_ROLLED_BACK} and {@code STATUS_UNKNOWN} (a commit whose reply was lost) are told apart. A savepoint
  * that existed before the registration and is rolled back to ({@code PROPAGATION_NESTED}, or the caller's own
- * savepoint) reports {@link Completion#ROLLED_BACK} at once, through Spring's {@code savepointRollback} callback: the
+ * savepoint) reports {@link TransactionBridge.Completion#ROLLED_BACK} at once, through Spring's {@code savepointRollback} callback: the
  * work done under it is gone even though the outer transaction goes on. It is reported just before the database
  * undoes the savepoint, so a compensation that writes to the database must do so in a transaction of its own
  * ({@code REQUIRES_NEW}).</li>
