@@ -4,13 +4,19 @@ import dev.idempotency.Tier;
 import dev.idempotency.web.IdempotentRequest;
 import java.net.URI;
 import java.util.List;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.web.ErrorResponseException;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
 /**
  * The order service's HTTP face. {@code POST /orders} needs an {@code Idempotency-Key} header: the first request with
@@ -40,5 +46,22 @@ public class OrderController {
     @GetMapping("/orders")
     public List<OrderReceipt> list(@RequestParam String approvalNo) {
         return orders.ordersFor(approvalNo);
+    }
+
+    /** The order a {@code 201}'s {@code Location} names; 404 (problem+json) for an order that does not exist. */
+    @GetMapping("/orders/{orderId}")
+    public OrderReceipt get(@PathVariable String orderId) {
+        return orders.order(orderId).orElseThrow(
+                () -> new ErrorResponseException(HttpStatus.NOT_FOUND, ProblemDetail.forStatusAndDetail(
+                        HttpStatus.NOT_FOUND, "no order " + orderId), null));
+    }
+
+    /**
+     * Spring MVC's own errors (a missing {@code approvalNo}, a body that does not parse, a wrong method) as
+     * {@code application/problem+json}, the format the idempotency errors of {@code POST /orders} have, instead of the
+     * container's HTML page.
+     */
+    @RestControllerAdvice
+    static class Problems extends ResponseEntityExceptionHandler {
     }
 }

@@ -184,6 +184,11 @@ final class OrderServer implements AutoCloseable {
         OrderController orderController(OrderService orderService) {
             return new OrderController(orderService);
         }
+
+        @Bean
+        OrderController.Problems orderProblems() {
+            return new OrderController.Problems();
+        }
     }
 
     /** The same service with the guard: what a plain Spring MVC application declares (Spring Boot does it for you). */

@@ -7,11 +7,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
 
 /**
  * The order service's business logic: writes one order row per call, and needs {@code processingTime} (800 ms in the
@@ -22,6 +24,9 @@ public class OrderService {
 
     private final JdbcTemplate jdbc;
     private final Duration processingTime;
+    private static final RowMapper<OrderReceipt> RECEIPT = (rs, n) -> new OrderReceipt(rs.getString(1),
+            rs.getString(2), rs.getBigDecimal(3), rs.getTimestamp(4).toInstant());
+
     private final CountDownLatch finishNow = new CountDownLatch(1);
 
     public OrderService(DataSource dataSource, Duration processingTime) {
@@ -41,11 +46,16 @@ public class OrderService {
         return new OrderReceipt(orderId, request.approvalNo(), total, now);
     }
 
+    /** One order, by its id. */
+    public Optional<OrderReceipt> order(String orderId) {
+        return jdbc.query("SELECT order_id, approval_no, total, created_at FROM orders WHERE order_id = ?", RECEIPT,
+                orderId).stream().findFirst();
+    }
+
     /** The orders of an approval, oldest first. */
     public List<OrderReceipt> ordersFor(String approvalNo) {
         return jdbc.query("SELECT order_id, approval_no, total, created_at FROM orders WHERE approval_no = ? "
-                + "ORDER BY created_at, order_id", (rs, n) -> new OrderReceipt(rs.getString(1), rs.getString(2),
-                        rs.getBigDecimal(3), rs.getTimestamp(4).toInstant()), approvalNo);
+                + "ORDER BY created_at, order_id", RECEIPT, approvalNo);
     }
 
     /**

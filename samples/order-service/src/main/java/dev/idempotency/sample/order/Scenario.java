@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClientException;
 
 /**
@@ -79,7 +80,7 @@ final class Scenario {
                 log.line("the tool call succeeded with " + receipt.orderId());
                 succeeded = true;
             } catch (RestClientException e) {
-                log.line("the tool call failed after " + caller.requests() + " requests: " + e.getMessage());
+                log.line("the tool call failed after " + caller.requests() + " requests: " + why(e));
                 succeeded = false;
             }
             attempts = caller.requests();
@@ -93,5 +94,20 @@ final class Scenario {
         server.arrivals().log(null);
         return new Report(attempts, server.arrivals().keys(), answered, server.arrivals().answered(),
                 server.ordersFor(request.approvalNo()).size(), succeeded);
+    }
+
+    /**
+     * Why the caller gave up, in words: a timeout's own message is empty or an HTTP client's ("Request cancelled"),
+     * so the last request's fate is said instead.
+     */
+    static String why(RestClientException e) {
+        if (e instanceof ResourceAccessException) {
+            Throwable root = e;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            return "the last request got no answer in time (" + root.getClass().getSimpleName() + ")";
+        }
+        return e.getMessage();
     }
 }

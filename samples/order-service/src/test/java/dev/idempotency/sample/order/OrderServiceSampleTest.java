@@ -107,6 +107,10 @@ class OrderServiceSampleTest {
         assertThat(report.replayed()).isZero();
         assertThat(report.answered()).isZero();
         assertThat(report.succeeded()).isFalse();
+        // the caller's last word says why it gave up, not an HTTP client's empty message
+        assertThat(output.toString(StandardCharsets.UTF_8))
+                .contains("the tool call failed after 12 requests: the last request got no answer")
+                .doesNotContain(": null");
     }
 
     @Test
@@ -139,6 +143,21 @@ class OrderServiceSampleTest {
             assertThat(((Map<?, ?>) orders.get(0)).get("orderId")).isEqualTo(
                     first.getHeaders().getLocation().getPath().substring("/orders/".length()));
             assertThat(output.toString(StandardCharsets.UTF_8)).contains("curl -i " + server.baseUrl() + "/orders");
+
+            // the Location of the 201 names a resource that answers
+            ResponseEntity<String> placed = client.get().uri(first.getHeaders().getLocation()).retrieve()
+                    .toEntity(String.class);
+            assertThat(placed.getStatusCode()).isEqualTo(HttpStatus.OK);
+            assertThat(placed.getBody()).isEqualTo(first.getBody());
+            // Spring MVC's own errors come as problem+json, as the idempotency errors do, never Tomcat's HTML page
+            ResponseEntity<String> unknown = client.get().uri("/orders/ORD-NONE").retrieve().toEntity(String.class);
+            assertThat(unknown.getStatusCode()).isEqualTo(HttpStatus.NOT_FOUND);
+            assertThat(unknown.getHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
+            assertThat(unknown.getBody()).contains("ORD-NONE");
+            ResponseEntity<String> noApproval = client.get().uri("/orders").retrieve().toEntity(String.class);
+            assertThat(noApproval.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
+            assertThat(noApproval.getHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
+            assertThat(noApproval.getBody()).contains("approvalNo").doesNotContain("<html");
         }
     }
 
