@@ -22,8 +22,8 @@ import java.lang.reflect.UndeclaredThrowableException;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -197,13 +197,13 @@ public final class RefundServer {
     }
 
     private static void createTableIfMissing(DataSource dataSource, JdbcDialect dialect) throws SQLException {
-        try (Connection c = dataSource.getConnection();
-                ResultSet tables = c.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
-            while (tables.next()) {
-                if (JdbcIdempotencyStore.DEFAULT_TABLE_NAME.equalsIgnoreCase(tables.getString("TABLE_NAME"))) {
-                    return;
-                }
-            }
+        // the table the store will use, as the connection resolves its name (the search path), not one of that
+        // name in any schema: JDBC metadata with a null schema would find another schema's table
+        try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
+            st.executeQuery("SELECT 1 FROM " + JdbcIdempotencyStore.DEFAULT_TABLE_NAME + " WHERE 1 = 0").close();
+            return;
+        } catch (SQLException missing) {
+            // create it below
         }
         try (InputStream in = new ClassPathResource(dialect.schemaLocation()).getInputStream()) {
             new ResourceDatabasePopulator(new ByteArrayResource(in.readAllBytes())).execute(dataSource);

@@ -39,10 +39,38 @@ public final class ScriptedAgent {
     }
 
     public static void main(String[] args) {
-        int refunds = run(serverCommand(List.of(args)), System.out);
+        int refunds;
+        try {
+            refunds = run(serverCommand(List.of(args)), System.out);
+        } catch (StoryStopped e) {
+            System.out.println(e.getMessage());
+            System.exit(1);
+            return;
+        }
         if (refunds != 1) {
             System.exit(1);
         }
+    }
+
+    /** The server answered a step of the story with an error the story does not expect (a store down, say). */
+    static final class StoryStopped extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        StoryStopped(String step, CallToolResult r) {
+            super("the story stops at " + step + ": the server answered " + r.structuredContent()
+                    + (r.structuredContent() == null ? " " + r.content() : ""));
+        }
+    }
+
+    /** {@code r}, unless it is an error other than {@code expectedError} (null: none expected). */
+    static CallToolResult expect(String step, CallToolResult r, String expectedError) {
+        boolean error = Boolean.TRUE.equals(r.isError());
+        Map<String, Object> s = structured(r);
+        if (s == null || error && (expectedError == null || !expectedError.equals(s.get("error")))
+                || !error && expectedError != null) {
+            throw new StoryStopped(step, r);
+        }
+        return r;
     }
 
     /** The command that starts the server with this JVM and this class path. */
@@ -70,10 +98,11 @@ public final class ScriptedAgent {
                 out.println("tool " + tool.name() + ": " + tool.meta().get(McpMeta.TIER) + ", readOnly="
                         + tool.annotations().readOnlyHint() + ", destructive=" + tool.annotations().destructiveHint());
             }
-            CallToolResult order = call(client, "lookup_order", Map.of("orderId", ORDER), "turn-1", null);
+            CallToolResult order = expect("lookup_order",
+                    call(client, "lookup_order", Map.of("orderId", ORDER), "turn-1", null), null);
             out.println("lookup_order " + ORDER + ": " + order.structuredContent());
-            CallToolResult hold = call(client, "hold_funds", Map.of("orderId", ORDER, "cents", 4999), "turn-1",
-                    "hold");
+            CallToolResult hold = expect("hold_funds", call(client, "hold_funds",
+                    Map.of("orderId", ORDER, "cents", 4999), "turn-1", "hold"), null);
             out.println("hold_funds: " + hold.structuredContent());
             Map<String, Object> hold2 = Map.of("orderId", "A-1002", "cents", 12000);
             CallToolResult refused = call(client, "hold_funds", hold2, "turn-1", "hold-2");
@@ -82,7 +111,8 @@ public final class ScriptedAgent {
             out.println("hold_funds A-1002 retry: " + describe(held));
 
             Map<String, Object> refund = Map.of("orderId", ORDER, "cents", 4999);
-            CallToolResult asked = call(client, "refund", refund, "turn-2", null);
+            CallToolResult asked = expect("refund", call(client, "refund", refund, "turn-2", null),
+                    "confirmation_required");
             String token = (String) structured(asked).get("confirmationToken");
             out.println("refund: " + structured(asked).get("error") + " -> the user says yes");
             Map<String, Object> confirmed = new LinkedHashMap<>(refund);
@@ -102,7 +132,8 @@ public final class ScriptedAgent {
             CallToolResult again = call(client, "refund", regenerated, "turn-2", null);
             out.println("the model regenerates the call with 5000 cents: " + describe(again));
 
-            CallToolResult after = call(client, "lookup_order", Map.of("orderId", ORDER), "turn-3", null);
+            CallToolResult after = expect("the last lookup_order",
+                    call(client, "lookup_order", Map.of("orderId", ORDER), "turn-3", null), null);
             int executed = ((Number) structured(after).get("refundsExecuted")).intValue();
             out.println("holds released by compensation: " + structured(after).get("holdsReleased"));
             out.println("refunds executed: " + executed);
