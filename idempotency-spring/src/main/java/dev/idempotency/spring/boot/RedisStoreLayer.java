@@ -9,16 +9,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Puts a {@link RedisPrefilter} in front of the store ({@code idempotency.redis.*}), and closes it with the context.
- * Loaded only when idempotency-redis is on the class path.
+ * Loaded only when idempotency-redis is on the class path. Nothing in it names Micrometer, which may be absent: its
+ * counters are {@link RedisPrefilterMeters}.
  */
 final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, AutoCloseable {
-
-    /** The counter of claims answered from Redis. */
-    static final String HITS = "idempotency.prefilter.redis.hits";
-    /** The counter of claims Redis could not answer (they went to the store). */
-    static final String MISSES = "idempotency.prefilter.redis.misses";
-    /** The counter of Redis commands that failed or timed out. */
-    static final String FAILURES = "idempotency.prefilter.redis.failures";
 
     private final String url;
     private final IdempotencyProperties.Redis settings;
@@ -46,22 +40,9 @@ final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, 
         return made;
     }
 
-    /**
-     * Registers the pre-filter's counters ({@value #HITS}, {@value #MISSES}, {@value #FAILURES}) in
-     * {@code registry}; they read 0 until the pre-filter is in front of the store. Needs Micrometer.
-     */
-    void bindTo(io.micrometer.core.instrument.MeterRegistry registry) {
-        counter(registry, HITS, "Idempotency claims answered from the Redis pre-filter", RedisPrefilter::hits);
-        counter(registry, MISSES, "Idempotency claims the Redis pre-filter could not answer", RedisPrefilter::misses);
-        counter(registry, FAILURES, "Redis pre-filter commands that failed or timed out", RedisPrefilter::failures);
-    }
-
-    private void counter(io.micrometer.core.instrument.MeterRegistry registry, String name, String description,
-            java.util.function.ToLongFunction<RedisPrefilter> count) {
-        io.micrometer.core.instrument.FunctionCounter.builder(name, this, layer -> {
-            RedisPrefilter made = layer.prefilter;
-            return made == null ? 0 : count.applyAsLong(made);
-        }).description(description).register(registry);
+    /** The pre-filter once it is in front of the store, else null. */
+    @Nullable RedisPrefilter prefilter() {
+        return prefilter;
     }
 
     @Override
