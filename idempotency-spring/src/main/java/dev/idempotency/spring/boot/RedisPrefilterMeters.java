@@ -18,6 +18,8 @@ final class RedisPrefilterMeters implements MeterBinder {
     static final String MISSES = "idempotency.prefilter.redis.misses";
     /** The counter of Redis commands that failed or timed out. */
     static final String FAILURES = "idempotency.prefilter.redis.failures";
+    /** The counter of values in Redis that were not authentic outcomes of their key (each a miss, deleted). */
+    static final String REJECTED = "idempotency.prefilter.redis.rejected";
 
     private final RedisStoreLayer layer;
 
@@ -30,6 +32,8 @@ final class RedisPrefilterMeters implements MeterBinder {
         counter(registry, HITS, "Idempotency claims answered from the Redis pre-filter", RedisPrefilter::hits);
         counter(registry, MISSES, "Idempotency claims the Redis pre-filter could not answer", RedisPrefilter::misses);
         counter(registry, FAILURES, "Redis pre-filter commands that failed or timed out", RedisPrefilter::failures);
+        counter(registry, REJECTED, "Values in the Redis pre-filter that were not authentic outcomes of their key",
+                RedisPrefilter::rejected);
     }
 
     private void counter(MeterRegistry registry, String name, String description,

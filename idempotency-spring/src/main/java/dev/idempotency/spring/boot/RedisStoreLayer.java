@@ -5,6 +5,7 @@ import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.store.IdempotencyStore;
 import java.net.URI;
 import java.time.Clock;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,7 +20,19 @@ final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, 
     private final Clock clock;
     private volatile @Nullable RedisPrefilter prefilter;
 
+    /**
+     * @throws IllegalStateException without {@code idempotency.redis.secret}: the application does not start, rather
+     *         than share outcomes that anyone able to write to Redis could forge
+     */
     RedisStoreLayer(String url, IdempotencyProperties.Redis settings, Clock clock) {
+        String secret = settings.getSecret();
+        if (secret == null || secret.isBlank()) {
+            throw new IllegalStateException("idempotency.redis.enabled=true needs idempotency.redis.secret: a secret"
+                    + " every node shares, at least 32 random bytes (openssl rand -base64 32), given for instance as"
+                    + " the environment variable IDEMPOTENCY_REDIS_SECRET. Outcomes in Redis are authenticated with it"
+                    + " (HMAC-SHA256), so that whoever can write to Redis without it can cause misses only, never a"
+                    + " forged replay (docs/redis.md)");
+        }
         this.url = url;
         this.settings = settings;
         this.clock = clock;
@@ -33,9 +46,16 @@ final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, 
         if (prefilter != null) {
             throw new IllegalStateException("the Redis pre-filter is already in front of a store");
         }
-        RedisPrefilter made = RedisPrefilter.wrap(store).uri(url).keyPrefix(settings.getKeyPrefix())
+        RedisPrefilter.Builder builder = RedisPrefilter.wrap(store).uri(url).keyPrefix(settings.getKeyPrefix())
                 .commandTimeout(settings.getCommandTimeout()).retryAfter(settings.getRetryAfter())
-                .transactions(SpringTransactionBridge.INSTANCE).clock(clock).build();
+                .transactions(SpringTransactionBridge.INSTANCE).clock(clock);
+        try {
+            builder.secret(Objects.requireNonNull(settings.getSecret())).acceptedSecrets(settings.getAcceptedSecrets());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("idempotency.redis.secret or idempotency.redis.accepted-secrets refused: "
+                    + e.getMessage(), e);
+        }
+        RedisPrefilter made = builder.build();
         prefilter = made;
         return made;
     }

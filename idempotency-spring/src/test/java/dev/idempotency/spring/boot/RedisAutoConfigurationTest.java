@@ -22,6 +22,44 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  */
 class RedisAutoConfigurationTest {
 
+    static final String SECRET = "the-boot-tests-redis-secret-0123456789";
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
+            .withUserConfiguration(IdempotencyAutoConfigurationTest.GreeterConfiguration.class,
+                    IdempotencyAutoConfigurationTest.InMemoryStoreConfiguration.class)
+            .withPropertyValues("idempotency.redis.enabled=true", "idempotency.redis.url=redis://127.0.0.1:1");
+
+    @Test
+    void withoutASecretTheApplicationDoesNotStartAndSaysWhichPropertyIsMissing() {
+        runner.run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("idempotency.redis.enabled=true needs idempotency.redis.secret")
+                .hasMessageContaining("at least 32"));
+        runner.withPropertyValues("idempotency.redis.secret=   ").run(context -> assertThat(context).hasFailed()
+                .getFailure().rootCause().hasMessageContaining("needs idempotency.redis.secret"));
+    }
+
+    @Test
+    void aShortSecretIsRefusedWithoutPrintingIt() {
+        runner.withPropertyValues("idempotency.redis.secret=short-secret-of-23-char").run(context -> assertThat(context)
+                .hasFailed().getFailure().rootCause().hasMessageContaining("at least 32 bytes")
+                .hasMessageNotContaining("short-secret-of-23-char"));
+        runner.withPropertyValues("idempotency.redis.secret=" + SECRET, "idempotency.redis.accepted-secrets=" + SECRET
+                + ",too-short").run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasMessageContaining("idempotency.redis.accepted-secrets").hasMessageContaining("[1]")
+                        .hasMessageNotContaining("too-short"));
+    }
+
+    @Test
+    void theSecretIsNeverInTheStartupLine() {
+        runner.withPropertyValues("idempotency.redis.secret=" + SECRET).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(IdempotencyAutoConfiguration.IdempotencyStoreFront.class).toString())
+                    .contains("Redis pre-filter (").doesNotContain(SECRET);
+        });
+    }
+
     /**
      * Starts a context with the Redis pre-filter on; run in a class loader without Micrometer's core, as in an
      * application that has none (a {@code FilteredClassLoader} cannot show it: the classes of this module, loaded by
@@ -37,7 +75,8 @@ class RedisAutoConfigurationTest {
                     .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
                     .withUserConfiguration(IdempotencyAutoConfigurationTest.GreeterConfiguration.class,
                             IdempotencyAutoConfigurationTest.InMemoryStoreConfiguration.class)
-                    .withPropertyValues("idempotency.redis.enabled=true", "idempotency.redis.url=redis://127.0.0.1:1")
+                    .withPropertyValues("idempotency.redis.enabled=true", "idempotency.redis.url=redis://127.0.0.1:1",
+                            "idempotency.redis.secret=" + SECRET)
                     .run(context -> {
                         if (context.getStartupFailure() != null) {
                             StringWriter trace = new StringWriter();
