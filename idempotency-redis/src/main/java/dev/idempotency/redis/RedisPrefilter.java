@@ -19,11 +19,14 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -35,6 +38,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * RedisPrefilter redis = RedisPrefilter.wrap(CircuitBreakerStore.wrap(jdbcStore).build())
  *     .uri("redis://127.0.0.1:6379")             // or .client(aLettuceRedisClient)
+ *     .secret(System.getenv("IDEMPOTENCY_REDIS_SECRET"))  // required: shared by every node, 32 bytes or more
  *     .keyPrefix("orders:idempotency:")           // one prefix per store (table) sharing a Redis
  *     .commandTimeout(Duration.ofMillis(50))      // what a slow Redis may cost a call, at most
  *     .transactions(springTransactionBridge)
@@ -47,12 +51,17 @@ import org.jspecify.annotations.Nullable;
  * at the record's {@code expiresAt}: an outcome this node completed enters after {@link #complete} succeeds outside
  * a transaction, or after the caller's transaction commits (seen through the {@link TransactionBridge}; never if it
  * rolls back); a completed record read from the store by {@link #claim} or {@link #find} enters on the same terms.
- * Values are the record as a small JSON object ({@code RecordFormat}, Jackson), never Java serialization. Writes are
- * sent without waiting for the reply: they cost the call nothing.
+ * Values are the record as a small JSON object ({@code RecordFormat}, Jackson), never Java serialization,
+ * authenticated: an HMAC-SHA256 with the {@link Builder#secret secret} the nodes share over the value and the Redis
+ * key it is stored under. Writes are sent without waiting for the reply: they cost the call nothing.
  *
  * <p><b>What it answers.</b> A hit is {@link ClaimResult#cached(IdempotencyRecord)} (counted {@code replayed_cached});
- * it never answers "acquired" nor an in-flight state, and a value it cannot read, of another key, or past its
- * expiry by the executor's clock is a miss. On a miss the store decides, exactly as without a pre-filter.
+ * it never answers "acquired" nor an in-flight state. A value whose MAC does not verify (written without the secret,
+ * changed, or copied from another key), that is not in this version's format or does not read back is a miss: it is
+ * deleted, counted ({@link #rejected()}) and logged (a warning, at most one a minute), and the store decides. So
+ * whoever can write to Redis but has not the secret can cause misses, never a replay of an outcome the store did
+ * not record for that key. A value past its expiry by the executor's clock is a miss too. On a miss the store
+ * decides, exactly as without a pre-filter.
  *
  * <p><b>When Redis is slow or down.</b> A read waits at most {@link Builder#commandTimeout} (50 ms unless set); a
  * failure (a timeout, a refused or cut connection) is a miss, logged once per outage, and Redis is then left alone
@@ -86,6 +95,13 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
             redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
             return 1
             """;
+    /** Deletes KEYS[1] if it still holds ARGV[1]: a rejected value, never a genuine one written since. */
+    private static final String DELETE_IF = """
+            if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+            return 0
+            """;
+    /** At most one warning of rejected values in this long. */
+    private static final long WARN_EVERY_NANOS = Duration.ofMinutes(1).toNanos();
     /** Marks the outcome ARGV[1] of KEYS[1] evicted (KEYS[2], for ARGV[2] ms) and deletes it. */
     private static final String EVICT = """
             redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
@@ -102,6 +118,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
     private final TransactionBridge transactions;
     private final Clock clock;
     private final LongSupplier nanoTime;
+    private final RecordFormat format;
 
     private final Object connecting = new Object();
     private volatile @Nullable StatefulRedisConnection<byte[], byte[]> connection;
@@ -114,6 +131,11 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
     private final LongAdder failures = new LongAdder();
+    private final LongAdder rejected = new LongAdder();
+    /** Rejected values not yet named in a warning, and when the next warning may be logged. */
+    private final LongAdder unwarned = new LongAdder();
+    private final AtomicLong nextWarning;
+    private final AtomicBoolean olderFormatSeen = new AtomicBoolean();
 
     /** A claim this node holds, and whether the store wrote it in the caller's transaction. */
     private record OwnClaim(ClaimRequest request, boolean transactional) {
@@ -126,6 +148,8 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         this.transactions = b.transactions;
         this.clock = b.clock;
         this.nanoTime = System::nanoTime;
+        this.nextWarning = new AtomicLong(nanoTime.getAsLong());
+        this.format = new RecordFormat(Objects.requireNonNull(b.secret), b.acceptedSecrets);
         this.prefixText = b.keyPrefix;
         this.prefix = b.keyPrefix.getBytes(StandardCharsets.UTF_8);
         if (b.client != null) {
@@ -171,6 +195,15 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
     /** Redis commands that failed or timed out (each a miss, or a write not made). */
     public long failures() {
         return failures.sum();
+    }
+
+    /**
+     * Values found in Redis that were not authentic outcomes of their key in this version's format (each a miss,
+     * and deleted): written or changed without the secret, copied from another key, or written by a node with other
+     * secrets. Values of the unauthenticated format 1 that older versions wrote are misses, not counted here.
+     */
+    public long rejected() {
+        return rejected.sum();
     }
 
     /** Answers a completed outcome from Redis; otherwise asks the store, and shares a completed record it answers. */
@@ -309,9 +342,10 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
             misses.increment();
             return null;
         }
+        byte[] redisKey = key(keyHash);
         byte[] value;
         try {
-            value = c.sync().get(key(keyHash));
+            value = c.sync().get(redisKey);
             succeeded();
         } catch (RuntimeException e) {
             failed("read", e);
@@ -324,14 +358,9 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         }
         IdempotencyRecord record;
         try {
-            record = RecordFormat.decode(keyHash, value);
-        } catch (RuntimeException e) {
-            record = null;
-        }
-        if (record == null) {
-            LOG.log(System.Logger.Level.WARNING, "the value of Redis key " + new String(key(keyHash),
-                    StandardCharsets.UTF_8) + " is not an outcome this pre-filter wrote: ignored and deleted");
-            delete(keyHash);
+            record = format.decode(redisKey, keyHash, value);
+        } catch (RecordFormat.Rejected e) {
+            reject(redisKey, value, e);
             misses.increment();
             return null;
         }
@@ -376,7 +405,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         }
         byte[][] keys = { key(record.keyHash()), marker(record.keyHash()) };
         try {
-            c.async().<Long>eval(FILL, ScriptOutputType.INTEGER, keys, RecordFormat.encode(record),
+            c.async().<Long>eval(FILL, ScriptOutputType.INTEGER, keys, format.encode(keys[0], record),
                     RecordFormat.identity(record), ascii(ttl)).whenComplete((written, e) -> {
                         if (e != null) {
                             failed("write", e);
@@ -386,6 +415,42 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
                     });
         } catch (RuntimeException e) {
             failed("write", e);
+        }
+    }
+
+    /**
+     * Deletes a value that is not an authentic outcome of its key (unless a genuine one replaced it meanwhile), counts
+     * it and warns, at most once a minute; the store decides the call.
+     */
+    private void reject(byte[] redisKey, byte[] value, RecordFormat.Rejected why) {
+        String name = new String(redisKey, StandardCharsets.UTF_8);
+        if (why.olderFormat()) {
+            if (olderFormatSeen.compareAndSet(false, true)) {
+                LOG.log(System.Logger.Level.INFO, "Redis pre-filter (prefix " + prefixText + "): values of format 1,"
+                        + " which older versions wrote without a MAC, are misses and are deleted as they are read"
+                        + " (first: " + name + "); the store decides those calls");
+            }
+        } else {
+            rejected.increment();
+            unwarned.increment();
+            long now = nanoTime.getAsLong();
+            long next = nextWarning.get();
+            if (now - next >= 0 && nextWarning.compareAndSet(next, now + WARN_EVERY_NANOS)) {
+                long count = unwarned.sumThenReset();
+                LOG.log(System.Logger.Level.WARNING, "Redis pre-filter (prefix " + prefixText + "): the value of "
+                        + "Redis key " + name + " is not an outcome this pre-filter's nodes wrote for it: "
+                        + why.getMessage() + "; ignored and deleted, the store decides" + (count > 1 ? " (" + count
+                        + " such values since the last warning)" : "") + ". Either something without the secret"
+                        + " writes to Redis, or the nodes do not share one secret");
+            }
+        }
+        StatefulRedisConnection<byte[], byte[]> c = connection();
+        if (c != null) {
+            try {
+                c.async().<Long>eval(DELETE_IF, ScriptOutputType.INTEGER, new byte[][] {redisKey}, value);
+            } catch (RuntimeException e) {
+                failed("delete", e);
+            }
         }
     }
 
@@ -523,6 +588,8 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
         /** The key prefix unless set. */
         public static final String DEFAULT_KEY_PREFIX = "idempotency:";
+        /** The fewest bytes a secret may have: as many as the MAC (RFC 2104 advises no shorter key). */
+        public static final int MIN_SECRET_BYTES = 32;
 
         private final IdempotencyStore store;
         private @Nullable String uri;
@@ -532,6 +599,8 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         private Duration retryAfter = DEFAULT_RETRY_AFTER;
         private TransactionBridge transactions = TransactionBridge.NONE;
         private Clock clock = Clock.systemUTC();
+        private byte @Nullable [] secret;
+        private List<byte[]> acceptedSecrets = List.of();
 
         private Builder(IdempotencyStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -602,6 +671,48 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
             return this;
         }
 
+        /**
+         * The secret every node sharing this Redis and prefix holds (required): each value is written with an
+         * HMAC-SHA256 keyed with it, over the value and its Redis key, and a value whose MAC does not verify is a
+         * miss. Its UTF-8 bytes are the key: at least {@value #MIN_SECRET_BYTES}, random (such as
+         * {@code openssl rand -base64 32}), kept out of source control. Values are signed with it and verified with it
+         * and the {@link #acceptedSecrets accepted secrets}.
+         *
+         * @throws IllegalArgumentException if it is shorter than {@value #MIN_SECRET_BYTES} bytes
+         */
+        public Builder secret(String secret) {
+            this.secret = secretBytes(secret, "secret");
+            return this;
+        }
+
+        /**
+         * Secrets a value may also be signed with: verified, never used to sign (none unless set). For a rotation:
+         * the next secret, before any node signs with it, then the previous one, until no value it signed is left.
+         *
+         * @throws IllegalArgumentException if one is shorter than {@value #MIN_SECRET_BYTES} bytes
+         */
+        public Builder acceptedSecrets(List<String> secrets) {
+            Objects.requireNonNull(secrets, "acceptedSecrets");
+            List<byte[]> bytes = new ArrayList<>();
+            for (int i = 0; i < secrets.size(); i++) {
+                bytes.add(secretBytes(secrets.get(i), "acceptedSecrets[" + i + "]"));
+            }
+            this.acceptedSecrets = List.copyOf(bytes);
+            return this;
+        }
+
+        private static byte[] secretBytes(@Nullable String secret, String name) {
+            Objects.requireNonNull(secret, name);
+            byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
+            if (bytes.length < MIN_SECRET_BYTES) {
+                // never the secret itself in a message
+                throw new IllegalArgumentException(name + " of the Redis pre-filter must be at least "
+                        + MIN_SECRET_BYTES + " bytes (UTF-8), was " + bytes.length + "; make one with"
+                        + " openssl rand -base64 32");
+            }
+            return bytes;
+        }
+
         /** The executor's clock: expiries are judged and times to live computed on it. */
         public Builder clock(Clock clock) {
             this.clock = Objects.requireNonNull(clock, "clock");
@@ -618,6 +729,12 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
             if (store.getClass().getName().equals("dev.idempotency.cache.CaffeinePrefilter")) {
                 throw new IllegalArgumentException("a CaffeinePrefilter goes in front of the RedisPrefilter, not"
                         + " behind it: CaffeinePrefilter.wrap(RedisPrefilter.wrap(store)...build())");
+            }
+            if (secret == null) {
+                throw new IllegalStateException("the Redis pre-filter needs a secret shared by every node: set"
+                        + " secret(...), at least " + MIN_SECRET_BYTES + " random bytes (openssl rand"
+                        + " -base64 32). Outcomes in Redis are authenticated with it, so that whoever can write to"
+                        + " Redis without it can cause misses only, never a forged replay");
             }
             return new RedisPrefilter(this);
         }

@@ -46,6 +46,12 @@ final class Node implements AutoCloseable {
                 () -> key + "#" + runs.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet());
     }
 
+    /** Creates the order {@code key} from {@code payload} (its fingerprint): the result names the run count of key. */
+    String call(String key, String payload) {
+        return executor.execute(ORDER, key, new Object[] {payload},
+                () -> key + "#" + runs.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet());
+    }
+
     Outcome lastOutcome() {
         return events.get(events.size() - 1).outcome();
     }

@@ -56,8 +56,8 @@ class RedisOutageIT {
     }
 
     private Node node(String uri) {
-        Node node = new Node(RedisPrefilter.wrap(database).uri(uri).keyPrefix(redis.prefix).commandTimeout(TIMEOUT)
-                .retryAfter(RETRY_AFTER).build(), runs);
+        Node node = new Node(RedisPrefilter.wrap(database).uri(uri).secret(TestRedis.SECRET).keyPrefix(redis.prefix)
+                .commandTimeout(TIMEOUT).retryAfter(RETRY_AFTER).build(), runs);
         open.add(node);
         return node;
     }

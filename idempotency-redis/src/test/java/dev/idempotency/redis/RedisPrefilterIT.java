@@ -55,7 +55,7 @@ class RedisPrefilterIT {
     }
 
     private RedisPrefilter.Builder prefilter(dev.idempotency.store.IdempotencyStore store) {
-        return RedisPrefilter.wrap(store).uri(redis.url).keyPrefix(redis.prefix)
+        return RedisPrefilter.wrap(store).uri(redis.url).secret(TestRedis.SECRET).keyPrefix(redis.prefix)
                 .commandTimeout(Duration.ofSeconds(1)); // a loaded CI machine must not turn hits into misses here
     }
 
@@ -93,14 +93,16 @@ class RedisPrefilterIT {
     }
 
     @Test
-    void theValueIsTheRecordAsJsonUnderThePrefixedHashUntilTheOutcomeExpires() {
+    void theValueIsTheRecordAsJsonWithItsMacUnderThePrefixedHashUntilTheOutcomeExpires() {
         Node a = node();
         a.call("K-1");
         awaitShared("K-1");
 
         String value = redis.commands().get(redisKey("K-1"));
-        assertThat(value).startsWith("{").contains("\"format\":1", "\"operation\":\"Orders.create\"",
-                "\"key\":\"K-1\"", "\"tier\":\"REVERSIBLE\"").doesNotContain("java.", "@class");
+        // 2.<the MAC, 43 characters of base64url>.<the record as JSON>
+        assertThat(value).matches("2\\.[A-Za-z0-9_-]{43}\\.\\{.*").contains("\"format\":2",
+                "\"operation\":\"Orders.create\"", "\"key\":\"K-1\"", "\"tier\":\"REVERSIBLE\"")
+                .doesNotContain("java.", "@class");
         long ttl = redis.commands().pttl(redisKey("K-1"));
         assertThat(ttl).isBetween(Duration.ofHours(23).toMillis(), Duration.ofHours(24).toMillis());
     }
@@ -228,6 +230,8 @@ class RedisPrefilterIT {
         assertThat(a.lastOutcome()).isEqualTo(Outcome.EXECUTED);
         assertThat(database.claims.get()).isEqualTo(claims + 2);
         await().atMost(Duration.ofSeconds(5)).until(() -> !"not json".equals(redis.commands().get(redisKey("K-2"))));
+        // a value of format 1 (older versions, no MAC) is a miss, and not counted as rejected: "not json" is
+        assertThat(a.prefilter.rejected()).isEqualTo(1);
     }
 
     @Test
@@ -251,8 +255,17 @@ class RedisPrefilterIT {
 
     @Test
     void theBuilderRefusesWhatCannotWork() {
-        assertThatThrownBy(() -> RedisPrefilter.wrap(database).build()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("uri(...) or client(...)");
+        assertThatThrownBy(() -> RedisPrefilter.wrap(database).secret(TestRedis.SECRET).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("uri(...) or client(...)");
+        assertThatThrownBy(() -> RedisPrefilter.wrap(database).uri(redis.url).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("needs a secret")
+                .hasMessageContaining("secret(...)");
+        String short31 = "0123456789012345678901234567890";
+        assertThatThrownBy(() -> RedisPrefilter.wrap(database).secret(short31))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 32 bytes")
+                .hasMessageContaining("was 31").hasMessageNotContaining(short31);
+        assertThatThrownBy(() -> RedisPrefilter.wrap(database).acceptedSecrets(List.of(TestRedis.SECRET, "short")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("acceptedSecrets[1]");
         assertThatThrownBy(() -> RedisPrefilter.wrap(database).keyPrefix("a b"))
                 .hasMessageContaining("keyPrefix").hasMessageContaining("'a b'");
         assertThatThrownBy(() -> RedisPrefilter.wrap(database).commandTimeout(Duration.ZERO))

@@ -16,8 +16,8 @@ class RedisPrefilterTckIT extends AbstractStoreConcurrencyTest {
     @Override
     protected IdempotencyStore createStore() {
         redis = TestRedis.open();
-        return RedisPrefilter.wrap(new InMemoryIdempotencyStore()).uri(redis.url).keyPrefix(redis.prefix)
-                .clock(clock).build();
+        return RedisPrefilter.wrap(new InMemoryIdempotencyStore()).uri(redis.url).secret(TestRedis.SECRET)
+                .keyPrefix(redis.prefix).clock(clock).build();
     }
 
     @Override

@@ -18,6 +18,8 @@ import org.junit.jupiter.api.Assumptions;
 final class TestRedis implements AutoCloseable {
 
     static final String VARIABLE = "IDEMPOTENCY_REDIS_URL";
+    /** The secret the suites' nodes share. */
+    static final String SECRET = "the-redis-suites-secret-0123456789abcdef";
 
     final String url;
     final RedisURI uri;

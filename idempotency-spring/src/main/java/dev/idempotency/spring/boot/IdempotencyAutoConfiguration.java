@@ -378,7 +378,7 @@ public final class IdempotencyAutoConfiguration {
 
             @Bean
             io.micrometer.core.instrument.binder.MeterBinder idempotencyRedisPrefilterMeters(StoreLayer layer) {
-                return registry -> ((RedisStoreLayer) layer).bindTo(registry);
+                return new RedisPrefilterMeters((RedisStoreLayer) layer);
             }
         }
     }

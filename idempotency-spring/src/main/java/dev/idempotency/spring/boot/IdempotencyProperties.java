@@ -338,6 +338,19 @@ public class IdempotencyProperties {
         /** How long Redis is left alone after a failure: calls meanwhile go to the store only. */
         private Duration retryAfter = Duration.ofSeconds(1);
 
+        /**
+         * The secret every node shares (required when enabled): outcomes in Redis carry an HMAC-SHA256 keyed with it,
+         * and a value that does not verify is a miss. At least 32 bytes, random (openssl rand -base64 32); give it
+         * as the environment variable IDEMPOTENCY_REDIS_SECRET or from a secret store, never in a committed file.
+         */
+        private @Nullable String secret;
+
+        /**
+         * Secrets a value may also be signed with: verified, never used to sign. During a rotation, the next secret
+         * (before any node signs with it), then the previous one: see docs/redis.md.
+         */
+        private java.util.List<String> acceptedSecrets = new java.util.ArrayList<>();
+
         public boolean isEnabled() {
             return enabled;
         }
@@ -376,6 +389,22 @@ public class IdempotencyProperties {
 
         public void setRetryAfter(Duration retryAfter) {
             this.retryAfter = positive(retryAfter, "idempotency.redis.retry-after");
+        }
+
+        public @Nullable String getSecret() {
+            return secret;
+        }
+
+        public void setSecret(@Nullable String secret) {
+            this.secret = secret;
+        }
+
+        public java.util.List<String> getAcceptedSecrets() {
+            return acceptedSecrets;
+        }
+
+        public void setAcceptedSecrets(java.util.List<String> acceptedSecrets) {
+            this.acceptedSecrets = acceptedSecrets;
         }
     }
 

@@ -5,27 +5,34 @@ import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.store.IdempotencyStore;
 import java.net.URI;
 import java.time.Clock;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Puts a {@link RedisPrefilter} in front of the store ({@code idempotency.redis.*}), and closes it with the context.
- * Loaded only when idempotency-redis is on the class path.
+ * Loaded only when idempotency-redis is on the class path. Nothing in it names Micrometer, which may be absent: its
+ * counters are {@link RedisPrefilterMeters}.
  */
 final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, AutoCloseable {
-
-    /** The counter of claims answered from Redis. */
-    static final String HITS = "idempotency.prefilter.redis.hits";
-    /** The counter of claims Redis could not answer (they went to the store). */
-    static final String MISSES = "idempotency.prefilter.redis.misses";
-    /** The counter of Redis commands that failed or timed out. */
-    static final String FAILURES = "idempotency.prefilter.redis.failures";
 
     private final String url;
     private final IdempotencyProperties.Redis settings;
     private final Clock clock;
     private volatile @Nullable RedisPrefilter prefilter;
 
+    /**
+     * @throws IllegalStateException without {@code idempotency.redis.secret}: the application does not start, rather
+     *         than share outcomes that anyone able to write to Redis could forge
+     */
     RedisStoreLayer(String url, IdempotencyProperties.Redis settings, Clock clock) {
+        String secret = settings.getSecret();
+        if (secret == null || secret.isBlank()) {
+            throw new IllegalStateException("idempotency.redis.enabled=true needs idempotency.redis.secret: a secret"
+                    + " every node shares, at least 32 random bytes (openssl rand -base64 32), given for instance as"
+                    + " the environment variable IDEMPOTENCY_REDIS_SECRET. Outcomes in Redis are authenticated with it"
+                    + " (HMAC-SHA256), so that whoever can write to Redis without it can cause misses only, never a"
+                    + " forged replay (docs/redis.md)");
+        }
         this.url = url;
         this.settings = settings;
         this.clock = clock;
@@ -39,29 +46,23 @@ final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, 
         if (prefilter != null) {
             throw new IllegalStateException("the Redis pre-filter is already in front of a store");
         }
-        RedisPrefilter made = RedisPrefilter.wrap(store).uri(url).keyPrefix(settings.getKeyPrefix())
+        RedisPrefilter.Builder builder = RedisPrefilter.wrap(store).uri(url).keyPrefix(settings.getKeyPrefix())
                 .commandTimeout(settings.getCommandTimeout()).retryAfter(settings.getRetryAfter())
-                .transactions(SpringTransactionBridge.INSTANCE).clock(clock).build();
+                .transactions(SpringTransactionBridge.INSTANCE).clock(clock);
+        try {
+            builder.secret(Objects.requireNonNull(settings.getSecret())).acceptedSecrets(settings.getAcceptedSecrets());
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("idempotency.redis.secret or idempotency.redis.accepted-secrets refused: "
+                    + e.getMessage(), e);
+        }
+        RedisPrefilter made = builder.build();
         prefilter = made;
         return made;
     }
 
-    /**
-     * Registers the pre-filter's counters ({@value #HITS}, {@value #MISSES}, {@value #FAILURES}) in
-     * {@code registry}; they read 0 until the pre-filter is in front of the store. Needs Micrometer.
-     */
-    void bindTo(io.micrometer.core.instrument.MeterRegistry registry) {
-        counter(registry, HITS, "Idempotency claims answered from the Redis pre-filter", RedisPrefilter::hits);
-        counter(registry, MISSES, "Idempotency claims the Redis pre-filter could not answer", RedisPrefilter::misses);
-        counter(registry, FAILURES, "Redis pre-filter commands that failed or timed out", RedisPrefilter::failures);
-    }
-
-    private void counter(io.micrometer.core.instrument.MeterRegistry registry, String name, String description,
-            java.util.function.ToLongFunction<RedisPrefilter> count) {
-        io.micrometer.core.instrument.FunctionCounter.builder(name, this, layer -> {
-            RedisPrefilter made = layer.prefilter;
-            return made == null ? 0 : count.applyAsLong(made);
-        }).description(description).register(registry);
+    /** The pre-filter once it is in front of the store, else null. */
+    @Nullable RedisPrefilter prefilter() {
+        return prefilter;
     }
 
     @Override

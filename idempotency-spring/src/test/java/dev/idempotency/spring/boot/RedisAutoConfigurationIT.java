@@ -34,7 +34,8 @@ class RedisAutoConfigurationIT {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class))
             .withUserConfiguration(IdempotencyAutoConfigurationTest.GreeterConfiguration.class,
-                    IdempotencyAutoConfigurationTest.InMemoryStoreConfiguration.class);
+                    IdempotencyAutoConfigurationTest.InMemoryStoreConfiguration.class)
+            .withPropertyValues("idempotency.redis.secret=" + RedisAutoConfigurationTest.SECRET);
 
     @BeforeEach
     void openRedis() {
@@ -79,9 +80,18 @@ class RedisAutoConfigurationIT {
                             .isEqualTo(1);
                     assertThat(registry.get("idempotency.prefilter.redis.failures").functionCounter().count())
                             .isZero();
+                    // a value written to Redis without the secret: a miss, counted, and the store decides
+                    String forged = prefix + "{" + java.util.HexFormat.of().formatHex(
+                            dev.idempotency.internal.Keys.hash("Greeter.greet", "", "G-2")) + "}";
+                    redis.sync().set(forged, "2.forged");
+                    context.getBean(IdempotencyAutoConfigurationTest.Greeter.class).greet("G-2", "Bob");
+                    assertThat(registry.get("idempotency.prefilter.redis.rejected").functionCounter().count())
+                            .isEqualTo(1);
+                    await().atMost(Duration.ofSeconds(5)).until(() -> !"2.forged".equals(redis.sync().get(forged)));
                     // the admin works through the same chain: its eviction leaves Redis too
                     assertThat(context.getBean(IdempotencyAdmin.class).evict("Greeter.greet", "G-1")).isTrue();
-                    assertThat(redis.sync().keys(prefix + "{*")).isEmpty();
+                    assertThat(redis.sync().exists(prefix + "{" + java.util.HexFormat.of().formatHex(
+                            dev.idempotency.internal.Keys.hash("Greeter.greet", "", "G-1")) + "}")).isZero();
                 });
     }
 
