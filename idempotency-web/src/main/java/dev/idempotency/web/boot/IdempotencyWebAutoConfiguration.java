@@ -49,7 +49,8 @@ public class IdempotencyWebAutoConfiguration {
                 .recordServerErrors(properties.isRecordServerErrors())
                 .retryAfter(properties.getRetryAfter())
                 .maxKeyLength(properties.getMaxKeyLength())
-                .maxBodySize(properties.getMaxBodySize());
+                .maxBodySize(properties.getMaxBodySize())
+                .maxResponseSize(properties.getMaxResponseSize());
         scope.ifUnique(builder::scope);
         mapper.ifUnique(builder::jsonMapper);
         return builder.build();

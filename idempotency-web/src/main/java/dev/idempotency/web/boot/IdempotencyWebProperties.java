@@ -30,8 +30,13 @@ public class IdempotencyWebProperties {
      * IdempotencyKeyInterceptor forward it (a gateway).
      */
     private boolean propagateInboundKey;
-    /** The largest request body of an idempotent request, in bytes (413 above). */
+    /** The largest request body of an idempotent request, in bytes (413 above), of every content type. */
     private int maxBodySize = IdempotentRequestHandlerAdapter.DEFAULT_MAX_BODY_SIZE;
+    /**
+     * The largest response body recorded, in bytes (1 to 1 GiB). A larger response is neither sent nor recorded: the
+     * request fails with 500 response-too-large, as a result the engine cannot record does.
+     */
+    private int maxResponseSize = IdempotentRequestHandlerAdapter.DEFAULT_MAX_RESPONSE_SIZE;
 
     public boolean isEnabled() {
         return enabled;
@@ -103,5 +108,13 @@ public class IdempotencyWebProperties {
 
     public void setMaxBodySize(int maxBodySize) {
         this.maxBodySize = maxBodySize;
+    }
+
+    public int getMaxResponseSize() {
+        return maxResponseSize;
+    }
+
+    public void setMaxResponseSize(int maxResponseSize) {
+        this.maxResponseSize = maxResponseSize;
     }
 }
