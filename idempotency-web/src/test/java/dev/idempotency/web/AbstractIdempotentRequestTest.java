@@ -528,4 +528,20 @@ abstract class AbstractIdempotentRequestTest {
         assertThat(replay.body()).isEqualTo(first.body());
         assertThat(orders.executions).hasValue(3);
     }
+
+    @Test
+    void everyBadKeyIsAProblemNeverTheContainersPage() throws Exception {
+        // past the container's header limit (8 KB): the container refuses them before the application sees them
+        assertRawProblem(raw(requestWithKey("k".repeat(10_000).getBytes(StandardCharsets.US_ASCII)), BODY), 400);
+        assertRawProblem(raw(requestWithKey("k".repeat(100_000).getBytes(StandardCharsets.US_ASCII)), BODY), 400);
+        // a control character HTTP forbids in a field value
+        assertRawProblem(raw(requestWithKey(new byte[] {'k', 0x7f, 'k'}), BODY), 400);
+        assertRawProblem(raw(requestWithKey(new byte[] {'"', 'k', 0x7f, '"'}), BODY), 400);
+        assertRawProblem(raw(requestWithKey(new byte[] {'k', 0x01, 'k'}), BODY), 400);
+        // a key within the container's limit is the door's own answer
+        String own = raw(requestWithKey("k".repeat(4_000).getBytes(StandardCharsets.US_ASCII)), BODY);
+        assertRawProblem(own, 400);
+        assertThat(own).contains(IdempotencyProblems.INVALID_KEY.toString());
+        assertThat(orders.executions).hasValue(0);
+    }
 }

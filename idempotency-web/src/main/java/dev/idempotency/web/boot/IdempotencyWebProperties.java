@@ -37,6 +37,12 @@ public class IdempotencyWebProperties {
      * request fails with 500 response-too-large, as a result the engine cannot record does.
      */
     private int maxResponseSize = IdempotentRequestHandlerAdapter.DEFAULT_MAX_RESPONSE_SIZE;
+    /**
+     * Whether, on an embedded Tomcat, what the container refuses before the application sees it (a header larger
+     * than server.max-http-request-header-size, a control character in a header) is answered as problem details
+     * (application/problem+json) rather than with Tomcat's HTML page.
+     */
+    private boolean containerErrorsAsProblems = true;
 
     public boolean isEnabled() {
         return enabled;
@@ -116,5 +122,13 @@ public class IdempotencyWebProperties {
 
     public void setMaxResponseSize(int maxResponseSize) {
         this.maxResponseSize = maxResponseSize;
+    }
+
+    public boolean isContainerErrorsAsProblems() {
+        return containerErrorsAsProblems;
+    }
+
+    public void setContainerErrorsAsProblems(boolean containerErrorsAsProblems) {
+        this.containerErrorsAsProblems = containerErrorsAsProblems;
     }
 }
