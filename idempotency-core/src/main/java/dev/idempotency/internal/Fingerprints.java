@@ -90,14 +90,11 @@ public final class Fingerprints {
             }
         });
         var builder = mapper.rebuild();
-        this.canonical = builder
+        this.canonical = readingCanonically(builder
                 .annotationIntrospector(new EveryProperty(builder.annotationIntrospector()))
                 .changeDefaultPropertyInclusion(any -> ALWAYS)
                 .deactivateDefaultTyping()
-                .addModule(sets)
-                .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
-                .enable(JsonNodeFeature.USE_BIG_DECIMAL_FOR_FLOATS)
-                .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+                .addModule(sets))
                 .build();
         var limits = canonical.tokenStreamFactory().streamReadConstraints();
         boolean onePass = !limits.hasMaxDocumentLength() && !limits.hasMaxTokenCount();
@@ -110,6 +107,44 @@ public final class Fingerprints {
             }
         }
         this.plainScalars = Set.copyOf(plain);
+    }
+
+    /**
+     * How the fingerprint reads JSON back into the tree it writes sorted: every number with a fraction or an
+     * exponent as a {@code BigDecimal}, its scale kept ({@code 19.90} is not {@code 19.9}, as
+     * {@code BigDecimal.equals} says, and no two decimals are merged into one {@code double}); a member name twice
+     * in one object refused (which of the two would the method have seen?); one document only.
+     */
+    private static JsonMapper.Builder readingCanonically(JsonMapper.Builder builder) {
+        return builder
+                .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
+                .enable(JsonNodeFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+                .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY)
+                .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    }
+
+    private static final JsonMapper READER = readingCanonically(JsonMapper.builder()).build();
+
+    /**
+     * Reads a JSON document (a request body) by the rules the fingerprint reads arguments back with, so that a door
+     * which fingerprints JSON it received, rather than the objects a method was given, passes the tree as an argument
+     * and compares it exactly as {@link #fingerprint} compares a {@code BigDecimal} or a map: numbers with their
+     * digits and scale, member order and white space left out.
+     *
+     * @param json the document, in UTF-8, UTF-16 or UTF-32 (detected as JSON says)
+     * @return its tree
+     * @throws IllegalArgumentException if {@code json} is not one JSON document, or holds a member name twice in
+     *                                  one object, or passes the parser's limits; the message never repeats the
+     *                                  document
+     */
+    public static JsonNode readJson(byte[] json) {
+        try {
+            return READER.readTree(json);
+        } catch (JacksonException e) {
+            throw new IllegalArgumentException("not one JSON document the fingerprint can read (a syntax error, a "
+                    + "member name twice in one object, content after the document, or past the parser's limits)",
+                    e);
+        }
     }
 
     /**

@@ -111,6 +111,31 @@ class FingerprintsTest {
         assertThat(json(new BigDecimal("1.50"))).isEqualTo("[1.50]");
     }
 
+    static Object body(String json) {
+        return Fingerprints.readJson(json.getBytes(UTF_8));
+    }
+
+    @Test
+    void aJsonDocumentIsComparedAsTheSameObjectsWouldBe() {
+        // every digit counts: these two are one double, and two amounts
+        assertThat(hex(body("{\"unitPrice\":12345678.015}")))
+                .isNotEqualTo(hex(body("{\"unitPrice\":12345678.0149999999999}")));
+        // the scale counts, as for a BigDecimal argument; the notation and the member order do not
+        assertThat(hex(body("{\"p\":19.90}"))).isNotEqualTo(hex(body("{\"p\":19.9}")));
+        assertThat(hex(body("{\"p\":19.90, \"q\":3}"))).isEqualTo(hex(body("{\"q\":3,\"p\":1.990E1}")))
+                .isEqualTo(hex(Map.of("p", new BigDecimal("19.90"), "q", 3)));
+        assertThat(hex(body("{\"q\":3}"))).isNotEqualTo(hex(body("{\"q\":3.0}")));
+    }
+
+    @Test
+    void aJsonDocumentWithAMemberNameTwiceOrMoreThanOneDocumentIsRefused() {
+        for (String json : List.of("{\"amount\":1,\"amount\":1000}", "[{\"a\":{\"amount\":1,\"amount\":2}}]",
+                "{\"amount\":1} {\"amount\":2}", "{\"amount\":", "not json")) {
+            assertThatThrownBy(() -> body(json)).as(json).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageNotContaining("amount");
+        }
+    }
+
     @Test
     void ignoredPositionsAreLeftOut() {
         IntPredicate traceId = i -> i == 1;

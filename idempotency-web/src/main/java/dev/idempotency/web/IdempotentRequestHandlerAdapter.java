@@ -12,6 +12,7 @@ import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.ResultType;
 import dev.idempotency.Tier;
+import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.spring.GuardedOperations;
 import dev.idempotency.web.internal.RecordedResponse;
 import jakarta.servlet.ServletException;
@@ -75,8 +76,6 @@ import org.springframework.web.servlet.ModelAndView;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
-import org.springframework.web.util.ContentCachingResponseWrapper;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -117,6 +116,8 @@ public final class IdempotentRequestHandlerAdapter
             "ETag", "Last-Modified");
     /** The largest request body fingerprinted, unless the builder says otherwise: 1 MiB. */
     public static final int DEFAULT_MAX_BODY_SIZE = 1 << 20;
+    /** The largest response body recorded, unless the builder says otherwise: 1 MiB. */
+    public static final int DEFAULT_MAX_RESPONSE_SIZE = 1 << 20;
 
     private static final Log LOG = LogFactory.getLog(IdempotentRequestHandlerAdapter.class);
     private static final ResultType<RecordedResponse> RESULT = ResultType.of(RecordedResponse.class);
@@ -133,6 +134,7 @@ public final class IdempotentRequestHandlerAdapter
     private final RequestScope scope;
     private final int maxKeyLength;
     private final int maxBodySize;
+    private final int maxResponseSize;
     private final JsonMapper mapper;
     private final int order;
     private final ConcurrentMap<Method, Handling> handlings = new ConcurrentHashMap<>();
@@ -151,6 +153,7 @@ public final class IdempotentRequestHandlerAdapter
         this.scope = b.scope;
         this.maxKeyLength = b.maxKeyLength;
         this.maxBodySize = b.maxBodySize;
+        this.maxResponseSize = b.maxResponseSize;
         this.mapper = b.mapper;
         this.order = b.order;
     }
@@ -258,25 +261,42 @@ public final class IdempotentRequestHandlerAdapter
         }
         HttpServletRequest buffered = request;
         Object body;
-        if (isForm(request)) {
-            body = parameters(request, null);
-        } else if (isMultipart(request)) {
+        // every body obeys the limit, whatever its type: by its declared length, then as it is read
+        if (request.getContentLengthLong() > maxBodySize) {
+            return bodyTooLarge(request, response);
+        }
+        if (isMultipart(request)) {
             // DispatcherServlet has parsed the parts already: the body's stream is spent, the parts are not
             body = parts(request);
+            if (body == null) {
+                return bodyTooLarge(request, response);
+            }
         } else {
             byte[] bytes = readBody(request);
             if (bytes == null) {
-                problem(request, response, 413, IdempotencyProblems.BODY_TOO_LARGE, "Request body too large",
-                        "an idempotent request's body may have at most " + maxBodySize + " bytes");
-                return null;
+                return bodyTooLarge(request, response);
             }
-            buffered = new BufferedRequest(request, bytes);
-            body = bodyIdentity(request, bytes);
+            if (isForm(request)) {
+                // read here rather than by the container, so that the limit holds for a form sent chunked too
+                buffered = BufferedRequest.ofForm(request, bytes);
+                body = parameters(buffered, null);
+            } else {
+                buffered = BufferedRequest.of(request, bytes);
+                try {
+                    body = bodyIdentity(request, bytes);
+                } catch (IllegalArgumentException e) {
+                    problem(request, response, 400, IdempotencyProblems.INVALID_BODY, "Invalid JSON body",
+                            "the body is labelled JSON but is not one JSON document with each member name once per "
+                                    + "object; which request it is cannot be told");
+                    return null;
+                }
+            }
         }
-        Object[] identity = {request.getMethod(), request.getRequestURI(), body, parameters(request, handling.parameters)};
+        Object[] identity = {request.getMethod(), request.getRequestURI(), body,
+                parameters(buffered, handling.parameters)};
         String scopedKey = storedKey(scope.scope(request), key);
 
-        ContentCachingResponseWrapper capture = new ContentCachingResponseWrapper(response);
+        CappedResponse capture = new CappedResponse(response, maxResponseSize);
         HttpServletRequest handled = buffered;
         AtomicReference<@Nullable Throwable> fromHandler = new AtomicReference<>();
         // whether the handler ran here: a replay never runs it (IdempotencyContext would also count a replay of an
@@ -296,6 +316,13 @@ public final class IdempotentRequestHandlerAdapter
         } catch (ServerError e) {
             capture.copyBodyToResponse();
             return null;
+        } catch (ResponseTooLarge e) {
+            LOG.error("Idempotent request " + request.getMethod() + " " + request.getRequestURI() + ": "
+                    + e.getMessage());
+            problem(request, response, 500, IdempotencyProblems.RESPONSE_TOO_LARGE, "Response too large to record",
+                    "the response was larger than this server records for an idempotent request; it was not sent "
+                            + "and nothing was recorded");
+            return null;
         } catch (IdempotencyException e) {
             if (e == fromHandler.get()) {
                 throw e;
@@ -305,19 +332,31 @@ public final class IdempotentRequestHandlerAdapter
         }
         if (ran.get()) {
             capture.copyBodyToResponse();
-        } else {
+            return null;
+        }
+        try {
             replay(response, recorded);
+        } catch (IdempotencyReplayException e) {
+            answer(request, response, e);
         }
         return null;
     }
 
     /** Runs the handler into the capturing response; a 5xx becomes a {@link ServerError} unless recorded. */
-    private RecordedResponse run(HttpServletRequest request, ContentCachingResponseWrapper capture, HandlerMethod method)
+    private RecordedResponse run(HttpServletRequest request, CappedResponse capture, HandlerMethod method)
             throws Exception {
         ModelAndView view = delegate.handle(request, capture, method);
         if (view != null || request.isAsyncStarted()) {
             throw new IllegalStateException(describe(method) + " did not write its response in the call (a view or an "
                     + "asynchronous result): an @IdempotentRequest method must return a body or a ResponseEntity");
+        }
+        if (capture.overflowed()) {
+            // thrown through the engine as a result it cannot record is: the transaction rolls back, a reversible
+            // key is released, an irreversible one held for review; the response, cut short, is not sent
+            throw new ResponseTooLarge(describe(method) + ": the response body is larger than the "
+                    + maxResponseSize + " bytes an idempotent request records (idempotency.web.max-response-size); "
+                    + "it was not sent and nothing was recorded. Return less (an id to fetch the rest by), or raise "
+                    + "the limit");
         }
         Map<String, List<String>> headers = new LinkedHashMap<>();
         for (String name : replayedHeaders) {
@@ -340,9 +379,35 @@ public final class IdempotentRequestHandlerAdapter
         return response;
     }
 
+    /**
+     * Sends a recorded response. The record is read as untrusted input (a store row or a shared pre-filter someone
+     * else can write): only the headers the allow-list names are sent, whatever else it holds, and a status no
+     * final response can have, or a header value with a control character, makes it unreadable (nothing is sent).
+     */
     private void replay(HttpServletResponse response, RecordedResponse recorded) throws IOException {
+        if (recorded.headers() == null || recorded.body() == null) {
+            throw new IdempotencyReplayException("the recorded response has no headers or no body");
+        }
+        if (recorded.status() < 200 || recorded.status() > 599) {
+            throw new IdempotencyReplayException("the recorded response has the status " + recorded.status()
+                    + ", which no final HTTP response has");
+        }
+        Map<String, List<String>> allowed = new LinkedHashMap<>();
+        for (String name : replayedHeaders) {
+            recorded.headers().forEach((recordedName, values) -> {
+                if (recordedName.equalsIgnoreCase(name) && values != null) {
+                    for (String value : values) {
+                        if (value == null || !isFieldValue(value)) {
+                            throw new IdempotencyReplayException("the recorded response's " + name
+                                    + " header holds a character a header value cannot carry");
+                        }
+                        allowed.computeIfAbsent(name, n -> new ArrayList<>()).add(value);
+                    }
+                }
+            });
+        }
         response.setStatus(recorded.status());
-        recorded.headers().forEach((name, values) -> {
+        allowed.forEach((name, values) -> {
             if (name.equalsIgnoreCase("Content-Type")) {
                 response.setContentType(values.get(0));
             } else {
@@ -352,6 +417,17 @@ public final class IdempotentRequestHandlerAdapter
         response.setHeader(replayedHeader, "true");
         response.setContentLength(recorded.body().length);
         response.getOutputStream().write(recorded.body());
+    }
+
+    /** Whether {@code value} holds no control character but tabs (RFC 9110 field-value): no CR, LF or DEL. */
+    private static boolean isFieldValue(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if ((c < 0x20 && c != '\t') || c == 0x7f) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private void answer(HttpServletRequest request, HttpServletResponse response, IdempotencyException e)
@@ -471,6 +547,7 @@ public final class IdempotentRequestHandlerAdapter
         IdempotentOperation<RecordedResponse> op;
         try {
             op = IdempotentOperation.builder(name, annotation.tier(), RESULT)
+                    .maxResultBytes(recordedBytes(maxResponseSize))
                     .ttl(annotation.ttl())
                     .lockTimeout(annotation.lockTimeout())
                     .description(where + " (Idempotency-Key header)")
@@ -519,17 +596,35 @@ public final class IdempotentRequestHandlerAdapter
 
     private static boolean isForm(HttpServletRequest request) {
         String type = request.getContentType();
-        return type != null && type.toLowerCase().startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE);
+        return type != null
+                && type.toLowerCase(java.util.Locale.ROOT).startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE);
     }
 
     private static boolean isMultipart(HttpServletRequest request) {
         String type = request.getContentType();
-        return type != null && type.toLowerCase().startsWith("multipart/");
+        return type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("multipart/");
     }
 
-    /** Each part by name: its file name, content type and the SHA-256 of its bytes. */
-    private static Map<String, List<Map<String, @Nullable String>>> parts(HttpServletRequest request)
+    private @Nullable ModelAndView bodyTooLarge(HttpServletRequest request, HttpServletResponse response)
+            throws IOException {
+        problem(request, response, 413, IdempotencyProblems.BODY_TOO_LARGE, "Request body too large",
+                "an idempotent request's body may have at most " + maxBodySize + " bytes");
+        return null;
+    }
+
+    /**
+     * Each part by name: its file name, content type and the SHA-256 of its bytes; null when the parts hold more
+     * than {@link #maxBodySize} bytes in all (a body sent chunked, whose length was not declared).
+     */
+    private @Nullable Map<String, List<Map<String, @Nullable String>>> parts(HttpServletRequest request)
             throws IOException, ServletException {
+        long size = 0;
+        for (Part part : request.getParts()) {
+            size += part.getSize();
+        }
+        if (size > maxBodySize) {
+            return null;
+        }
         Map<String, List<Map<String, @Nullable String>>> parts = new TreeMap<>();
         for (Part part : request.getParts()) {
             MessageDigest digest = sha256Digest();
@@ -566,24 +661,35 @@ public final class IdempotentRequestHandlerAdapter
         return out.toByteArray();
     }
 
-    /** JSON canonically (so key order and white space do not count), any other body by its bytes' hash. */
-    private @Nullable Object bodyIdentity(HttpServletRequest request, byte[] bytes) {
+    /**
+     * A JSON body as the engine's fingerprint reads JSON ({@link Fingerprints#readJson}: member order and white space
+     * do not count, every digit and the scale of a number do), any other body by its bytes' hash.
+     *
+     * @throws IllegalArgumentException if the body is labelled JSON but is not one JSON document the fingerprint can
+     *                                  read (a member name twice in one object, a syntax error)
+     */
+    private static @Nullable Object bodyIdentity(HttpServletRequest request, byte[] bytes) {
         if (bytes.length == 0) {
             return null;
         }
-        String type = request.getContentType();
-        if (type != null) {
-            try {
-                MediaType media = MediaType.parseMediaType(type);
-                if (media.isCompatibleWith(MediaType.APPLICATION_JSON) || media.getSubtype().endsWith("+json")) {
-                    JsonNode tree = mapper.readTree(bytes);
-                    return Map.of("json", tree);
-                }
-            } catch (RuntimeException notJson) {
-                // a malformed body is fingerprinted by its bytes; the handler will refuse it
-            }
+        if (isJson(request)) {
+            return Map.of("json", Fingerprints.readJson(bytes));
         }
         return Map.of("sha256", HexFormat.of().formatHex(sha256(bytes)));
+    }
+
+    private static boolean isJson(HttpServletRequest request) {
+        String type = request.getContentType();
+        if (type == null) {
+            return false;
+        }
+        MediaType media;
+        try {
+            media = MediaType.parseMediaType(type);
+        } catch (RuntimeException unparsable) {
+            return false; // fingerprinted by its bytes; the message converters will refuse the type
+        }
+        return media.isCompatibleWith(MediaType.APPLICATION_JSON) || media.getSubtype().endsWith("+json");
     }
 
     private static Map<String, List<String>> parameters(HttpServletRequest request, @Nullable List<String> names) {
@@ -660,6 +766,24 @@ public final class IdempotentRequestHandlerAdapter
         }
     }
 
+    /**
+     * The engine's bound on a recorded response ({@code IdempotentOperation.maxResultBytes}, checked as for any
+     * result) for a body of at most {@code maxResponseSize} bytes: the body in base64, as the JSON codec writes
+     * bytes, and 64 KiB for the status and the allow-listed headers.
+     */
+    static int recordedBytes(int maxResponseSize) {
+        return (int) Math.min(Integer.MAX_VALUE, 4L * ((maxResponseSize + 2L) / 3) + (64 << 10));
+    }
+
+    /** A response larger than the limit: thrown through the engine, which handles it as an unrecordable result. */
+    private static final class ResponseTooLarge extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ResponseTooLarge(String message) {
+            super(message, null, false, false);
+        }
+    }
+
     /** A 5xx response, not recorded: thrown through the engine so that it releases the key. */
     private static final class ServerError extends RuntimeException {
         private static final long serialVersionUID = 1L;
@@ -689,6 +813,7 @@ public final class IdempotentRequestHandlerAdapter
         private RequestScope scope = RequestScope.PRINCIPAL;
         private int maxKeyLength = IdempotencyKeyHeader.DEFAULT_MAX_LENGTH;
         private int maxBodySize = DEFAULT_MAX_BODY_SIZE;
+        private int maxResponseSize = DEFAULT_MAX_RESPONSE_SIZE;
         private JsonMapper mapper = JsonMapper.builder().build();
         private int order = Ordered.HIGHEST_PRECEDENCE + 100;
 
@@ -745,7 +870,20 @@ public final class IdempotentRequestHandlerAdapter
             return this;
         }
 
-        /** The mapper that reads JSON bodies for their fingerprint and writes problem details. */
+        /**
+         * The largest response body recorded; default 1 MiB. A larger one is neither sent nor recorded: the request
+         * fails with 500 {@code response-too-large} as a result the engine cannot record does (its transaction
+         * rolls back; a reversible key is released, an irreversible one held for review). At most 1 GiB.
+         */
+        public Builder maxResponseSize(int maxResponseSize) {
+            this.maxResponseSize = maxResponseSize;
+            return this;
+        }
+
+        /**
+         * The mapper that writes problem details. JSON bodies are read for their fingerprint by the engine's rules
+         * ({@code docs/http.md}), whatever this mapper's settings.
+         */
         public Builder jsonMapper(JsonMapper mapper) {
             this.mapper = mapper;
             return this;
@@ -772,6 +910,9 @@ public final class IdempotentRequestHandlerAdapter
             }
             if (maxBodySize < 0) {
                 problems.add("maxBodySize must not be negative");
+            }
+            if (maxResponseSize < 1 || maxResponseSize > 1 << 30) {
+                problems.add("maxResponseSize must be 1 byte to 1 GiB, not " + maxResponseSize);
             }
             if (retryAfter.isNegative()) {
                 problems.add("retryAfter must not be negative");

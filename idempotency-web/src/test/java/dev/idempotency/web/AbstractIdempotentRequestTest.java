@@ -2,6 +2,10 @@ package dev.idempotency.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -291,10 +295,12 @@ abstract class AbstractIdempotentRequestTest {
     @Test
     void aRequestTheApplicationRefusesWithAnExceptionRecordsNothing() throws Exception {
         String key = newKey();
-        HttpResponse<byte[]> malformed = post("/orders", "{\"item\":", "Idempotency-Key", key);
+        // JSON, but not an order: the message converter refuses it, the application answers
+        HttpResponse<byte[]> refused = post("/orders", "{\"item\":\"book\",\"quantity\":\"two\"}",
+                "Idempotency-Key", key);
         HttpResponse<byte[]> retry = post("/orders", BODY, "Idempotency-Key", key);
 
-        assertThat(malformed.statusCode()).isEqualTo(400);
+        assertThat(refused.statusCode()).isEqualTo(400);
         assertThat(retry.statusCode()).isEqualTo(201);
         assertThat(retry.headers().firstValue("Idempotent-Replayed")).isEmpty();
         assertThat(orders.executions).hasValue(1);
@@ -358,6 +364,184 @@ abstract class AbstractIdempotentRequestTest {
         String large = "{\"item\":\"" + "x".repeat(IdempotentRequestHandlerAdapter.DEFAULT_MAX_BODY_SIZE) + "\",\"quantity\":1}";
 
         assertProblem(post("/orders", large, "Idempotency-Key", newKey()), 413, IdempotencyProblems.BODY_TOO_LARGE);
+        assertThat(orders.executions).hasValue(0);
+    }
+
+    /** The form of an order with a {@code note} of {@code size} characters. */
+    HttpResponse<byte[]> postForm(String key, int noteSize, boolean chunked) throws Exception {
+        String form = "item=book&note=" + "n".repeat(noteSize);
+        HttpRequest.BodyPublisher body = chunked
+                ? HttpRequest.BodyPublishers.ofInputStream(
+                        () -> new java.io.ByteArrayInputStream(form.getBytes(StandardCharsets.US_ASCII)))
+                : HttpRequest.BodyPublishers.ofString(form);
+        return http.send(HttpRequest.newBuilder(URI.create(base + "/form-orders")).timeout(Duration.ofSeconds(20))
+                .header("Content-Type", "application/x-www-form-urlencoded").header("Idempotency-Key", key)
+                .POST(body).build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /**
+     * Sends {@code head} (the request line and headers, without the blank line) and a JSON body on a plain socket,
+     * byte for byte as given, and returns the raw response: for requests {@link HttpClient} refuses to send.
+     */
+    String raw(byte[] head, String body) throws Exception {
+        URI uri = URI.create(base);
+        try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
+            socket.setSoTimeout(20_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(head);
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            out.write(("\r\nHost: " + uri.getHost() + "\r\nContent-Type: application/json\r\nContent-Length: "
+                    + bytes.length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(bytes);
+            out.flush();
+            ByteArrayOutputStream response = new ByteArrayOutputStream();
+            InputStream in = socket.getInputStream();
+            try {
+                in.transferTo(response);
+            } catch (java.net.SocketException reset) {
+                // the server may close without reading the rest of the request: what arrived is the answer
+            }
+            return response.toString(StandardCharsets.ISO_8859_1);
+        }
+    }
+
+    static byte[] requestWithKey(byte[] key) {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        head.writeBytes("POST /orders HTTP/1.1\r\nIdempotency-Key: ".getBytes(StandardCharsets.US_ASCII));
+        head.writeBytes(key);
+        return head.toByteArray();
+    }
+
+    /** The raw response is a problem+json of {@code status}: never the container's HTML page. */
+    static void assertRawProblem(String response, int status) {
+        assertThat(response).startsWith("HTTP/1.1 " + status);
+        String head = response.substring(0, response.indexOf("\r\n\r\n")).toLowerCase();
+        assertThat(head).contains("content-type: application/problem+json");
+        String body = response.substring(response.indexOf("\r\n\r\n") + 4);
+        assertThat(body).doesNotContain("<html").doesNotContain("<!doctype").doesNotContain("Exception");
+        assertThat(JSON.readTree(body).get("status").asInt()).isEqualTo(status);
+    }
+
+    @Test
+    void aNumberThatDiffersInAnyDigitIsAnotherPayload() throws Exception {
+        String key = newKey();
+        HttpResponse<byte[]> first = post("/quotes", "{\"sku\":\"SKU-7\",\"unitPrice\":12345678.015}",
+                "Idempotency-Key", key);
+        // the same double, another decimal: as a fresh request it makes another order
+        HttpResponse<byte[]> other = post("/quotes", "{\"sku\":\"SKU-7\",\"unitPrice\":12345678.0149999999999}",
+                "Idempotency-Key", key);
+
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertProblem(other, 422, IdempotencyProblems.KEY_REUSED);
+        assertThat(orders.executions).hasValue(1);
+    }
+
+    @Test
+    void numbersCompareAsDecimalsWithTheirScaleAsTheEngineDoes() throws Exception {
+        String key = newKey();
+        post("/quotes", "{\"unitPrice\":19.90,\"quantity\":3}", "Idempotency-Key", key);
+
+        // another notation of the same decimal (digits and scale) is the same payload
+        HttpResponse<byte[]> same = post("/quotes", "{\"quantity\":3,\"unitPrice\":1.990E1}", "Idempotency-Key", key);
+        assertThat(same.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        // another scale is another payload, as BigDecimal arguments are for @Idempotent
+        assertProblem(post("/quotes", "{\"unitPrice\":19.9,\"quantity\":3}", "Idempotency-Key", key), 422,
+                IdempotencyProblems.KEY_REUSED);
+        assertProblem(post("/quotes", "{\"unitPrice\":19.90,\"quantity\":3.0}", "Idempotency-Key", key), 422,
+                IdempotencyProblems.KEY_REUSED);
+        assertThat(orders.executions).hasValue(1);
+    }
+
+    @Test
+    void aJsonBodyWithADuplicateMemberNameIs400AndRunsNothing() throws Exception {
+        String key = newKey();
+        HttpResponse<byte[]> top = post("/quotes", "{\"amount\":1,\"amount\":1000}", "Idempotency-Key", key);
+        HttpResponse<byte[]> nested = post("/quotes", "{\"order\":{\"amount\":1,\"amount\":1000}}",
+                "Idempotency-Key", newKey());
+
+        assertProblem(top, 400, IdempotencyProblems.INVALID_BODY);
+        assertProblem(nested, 400, IdempotencyProblems.INVALID_BODY);
+        // not one JSON document: the door cannot say which request it is
+        assertProblem(post("/quotes", "{\"amount\":1} {\"amount\":2}", "Idempotency-Key", newKey()), 400,
+                IdempotencyProblems.INVALID_BODY);
+        assertProblem(post("/quotes", "{\"amount\":", "Idempotency-Key", newKey()), 400,
+                IdempotencyProblems.INVALID_BODY);
+        assertThat(json(top).get("detail").asString()).doesNotContain("amount").doesNotContain("1000");
+        assertThat(orders.executions).hasValue(0);
+        // nothing was recorded: the key is free for the request the client meant
+        assertThat(post("/quotes", "{\"amount\":1000}", "Idempotency-Key", key).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aFormLargerThanTheLimitIs413AndRunsNothing() throws Exception {
+        int overLimit = IdempotentRequestHandlerAdapter.DEFAULT_MAX_BODY_SIZE + 900_000;
+
+        assertProblem(postForm(newKey(), overLimit, false), 413, IdempotencyProblems.BODY_TOO_LARGE);
+        assertProblem(postForm(newKey(), overLimit, true), 413, IdempotencyProblems.BODY_TOO_LARGE);
+        assertThat(orders.executions).hasValue(0);
+        // a form under the limit, sent with a length or chunked, is fingerprinted by its parameters
+        String key = newKey();
+        assertThat(postForm(key, 1000, false).statusCode()).isEqualTo(200);
+        assertThat(postForm(key, 1000, true).headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertProblem(postForm(key, 1001, true), 422, IdempotencyProblems.KEY_REUSED);
+        assertThat(orders.executions).hasValue(1);
+    }
+
+    @Test
+    void aMultipartBodyLargerThanTheLimitIs413AndRunsNothing() throws Exception {
+        // under Spring's own multipart limits (1 MB a file), over the idempotent request's 1 MiB in all
+        String boundary = "b" + UUID.randomUUID().toString().replace("-", "");
+        String part = "x".repeat(700_000);
+        String body = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.txt\"\r\n"
+                + "Content-Type: text/plain\r\n\r\n" + part + "\r\n--" + boundary + "\r\n"
+                + "Content-Disposition: form-data; name=\"other\"; filename=\"b.txt\"\r\n"
+                + "Content-Type: text/plain\r\n\r\n" + part + "\r\n--" + boundary + "--\r\n";
+        HttpResponse<byte[]> response = http.send(HttpRequest.newBuilder(URI.create(base + "/uploads"))
+                .header("Content-Type", "multipart/form-data; boundary=" + boundary)
+                .header("Idempotency-Key", newKey())
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
+
+        assertProblem(response, 413, IdempotencyProblems.BODY_TOO_LARGE);
+        assertThat(orders.executions).hasValue(0);
+    }
+
+    @Test
+    void aResponseLargerThanTheLimitIsNotRecordedAndItsTransactionRollsBack() throws Exception {
+        String key = newKey();
+        int size = IdempotentRequestHandlerAdapter.DEFAULT_MAX_RESPONSE_SIZE + 1;
+        HttpResponse<byte[]> tooLarge = post("/exports?size=" + size, "{}", "Idempotency-Key", key);
+
+        assertProblem(tooLarge, 500, IdempotencyProblems.RESPONSE_TOO_LARGE);
+        assertThat(orders.count()).isZero();
+        // the key was released, as for any result the engine cannot record: the retry runs (and fails) again
+        assertProblem(post("/exports?size=" + size, "{}", "Idempotency-Key", key), 500,
+                IdempotencyProblems.RESPONSE_TOO_LARGE);
+        assertThat(orders.executions).hasValue(2);
+        assertThat(orders.count()).isZero();
+        // at the limit, recorded and replayed byte for byte
+        String atLimit = newKey();
+        int limit = IdempotentRequestHandlerAdapter.DEFAULT_MAX_RESPONSE_SIZE;
+        HttpResponse<byte[]> first = post("/exports?size=" + limit, "{}", "Idempotency-Key", atLimit);
+        HttpResponse<byte[]> replay = post("/exports?size=" + limit, "{}", "Idempotency-Key", atLimit);
+        assertThat(first.body()).hasSize(limit);
+        assertThat(replay.headers().firstValue("Idempotent-Replayed")).hasValue("true");
+        assertThat(replay.body()).isEqualTo(first.body());
+        assertThat(orders.executions).hasValue(3);
+    }
+
+    @Test
+    void everyBadKeyIsAProblemNeverTheContainersPage() throws Exception {
+        // past the container's header limit (8 KB): the container refuses them before the application sees them
+        assertRawProblem(raw(requestWithKey("k".repeat(10_000).getBytes(StandardCharsets.US_ASCII)), BODY), 400);
+        assertRawProblem(raw(requestWithKey("k".repeat(100_000).getBytes(StandardCharsets.US_ASCII)), BODY), 400);
+        // a control character HTTP forbids in a field value
+        assertRawProblem(raw(requestWithKey(new byte[] {'k', 0x7f, 'k'}), BODY), 400);
+        assertRawProblem(raw(requestWithKey(new byte[] {'"', 'k', 0x7f, '"'}), BODY), 400);
+        assertRawProblem(raw(requestWithKey(new byte[] {'k', 0x01, 'k'}), BODY), 400);
+        // a key within the container's limit is the door's own answer
+        String own = raw(requestWithKey("k".repeat(4_000).getBytes(StandardCharsets.US_ASCII)), BODY);
+        assertRawProblem(own, 400);
+        assertThat(own).contains(IdempotencyProblems.INVALID_KEY.toString());
         assertThat(orders.executions).hasValue(0);
     }
 }

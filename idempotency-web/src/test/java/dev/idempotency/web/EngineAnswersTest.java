@@ -89,6 +89,14 @@ class EngineAnswersTest {
                 throw new IllegalStateException("the bank's reply was lost");
             }
 
+            /** An irreversible effect, then a response larger than what is recorded. */
+            @PostMapping("/statements")
+            @IdempotentRequest(tier = Tier.IRREVERSIBLE)
+            public byte[] statement() {
+                transfers.incrementAndGet();
+                return new byte[IdempotentRequestHandlerAdapter.DEFAULT_MAX_RESPONSE_SIZE + 1];
+            }
+
             @PostMapping("/refunds")
             @IdempotentRequest(tier = Tier.REVERSIBLE)
             public Map<String, Object> refund() {
@@ -135,6 +143,19 @@ class EngineAnswersTest {
         HttpResponse<byte[]> retry = post("/transfers", key);
 
         assertThat(failed.statusCode()).isEqualTo(500);
+        assertProblem(retry, 500, IdempotencyProblems.OUTCOME_UNKNOWN);
+        assertThat(transfers).hasValue(1);
+    }
+
+    @Test
+    void anIrreversibleResponseTooLargeToRecordIsHeldForReviewNotRunAgain() throws Exception {
+        String key = UUID.randomUUID().toString();
+        transfers.set(0);
+        HttpResponse<byte[]> tooLarge = post("/statements", key);
+        HttpResponse<byte[]> retry = post("/statements", key);
+
+        assertProblem(tooLarge, 500, IdempotencyProblems.RESPONSE_TOO_LARGE);
+        // the effect happened and its response could not be recorded: the key waits for an operator
         assertProblem(retry, 500, IdempotencyProblems.OUTCOME_UNKNOWN);
         assertThat(transfers).hasValue(1);
     }

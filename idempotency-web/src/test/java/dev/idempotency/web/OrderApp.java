@@ -174,6 +174,32 @@ class OrderApp {
             return Map.of("reservation", stock.reserve(body.get("sku")));
         }
 
+        /** Echoes a JSON body bound as a map: a price, an amount (the body's numbers as the application reads them). */
+        @PostMapping("/quotes")
+        @IdempotentRequest(tier = Tier.REVERSIBLE)
+        public Map<String, Object> quote(@RequestBody Map<String, Object> body) {
+            return Map.of("n", probe.executions.incrementAndGet(), "quoted", body);
+        }
+
+        /** An order placed from an HTML form (application/x-www-form-urlencoded). */
+        @PostMapping(path = "/form-orders", consumes = "application/x-www-form-urlencoded")
+        @IdempotentRequest(tier = Tier.REVERSIBLE)
+        public Map<String, Object> formOrder(@RequestParam String item, @RequestParam(required = false) String note) {
+            return Map.of("n", probe.executions.incrementAndGet(), "item", item,
+                    "note", String.valueOf(note == null ? 0 : note.length()));
+        }
+
+        /** Writes an order, then answers {@code size} bytes: a response larger than what is recorded. */
+        @PostMapping("/exports")
+        @IdempotentRequest(tier = Tier.REVERSIBLE)
+        @Transactional
+        public ResponseEntity<byte[]> export(@RequestParam int size) {
+            probe.executions.incrementAndGet();
+            jdbc.update("insert into " + probe.table + " values (?, ?)", UUID.randomUUID().toString(), "export");
+            return ResponseEntity.ok().contentType(org.springframework.http.MediaType.APPLICATION_OCTET_STREAM)
+                    .body(new byte[size]);
+        }
+
         @PostMapping("/optional")
         @IdempotentRequest(tier = Tier.REVERSIBLE, required = false)
         public Map<String, Object> optional() {

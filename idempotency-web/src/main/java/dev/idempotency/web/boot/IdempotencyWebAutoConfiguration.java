@@ -12,7 +12,11 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.apache.catalina.core.StandardHost;
+import org.springframework.boot.tomcat.ConfigurableTomcatWebServerFactory;
+import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerAdapter;
 import tools.jackson.databind.json.JsonMapper;
@@ -23,7 +27,8 @@ import tools.jackson.databind.json.JsonMapper;
  * {@link IdempotentRequestHandlerAdapter} on that executor and Spring MVC's {@code RequestMappingHandlerAdapter},
  * set from {@code idempotency.web.*} ({@link IdempotencyWebProperties}), with the application's
  * {@link RequestScope} bean when there is exactly one (else the principal) and its Jackson {@code JsonMapper}; and,
- * with {@code idempotency.web.propagate-inbound-key=true}, an {@link IdempotencyKeyPropagationFilter}.
+ * with {@code idempotency.web.propagate-inbound-key=true}, an {@link IdempotencyKeyPropagationFilter}; on an embedded
+ * Tomcat, problem details for what the container refuses before the application sees it.
  */
 @AutoConfiguration(afterName = {
         "dev.idempotency.spring.boot.IdempotencyAutoConfiguration",
@@ -49,10 +54,34 @@ public class IdempotencyWebAutoConfiguration {
                 .recordServerErrors(properties.isRecordServerErrors())
                 .retryAfter(properties.getRetryAfter())
                 .maxKeyLength(properties.getMaxKeyLength())
-                .maxBodySize(properties.getMaxBodySize());
+                .maxBodySize(properties.getMaxBodySize())
+                .maxResponseSize(properties.getMaxResponseSize());
         scope.ifUnique(builder::scope);
         mapper.ifUnique(builder::jsonMapper);
         return builder.build();
+    }
+
+    /**
+     * On an embedded Tomcat, with {@code idempotency.web.container-errors-as-problems} (default true): what Tomcat
+     * refuses before the application sees it (a header past {@code server.max-http-request-header-size}, a control
+     * character in a header) is answered as problem details, not with Tomcat's HTML page.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({StandardHost.class, ConfigurableTomcatWebServerFactory.class})
+    @ConditionalOnBooleanProperty(name = "idempotency.web.container-errors-as-problems", matchIfMissing = true)
+    static class ContainerErrors {
+
+        @Bean
+        WebServerFactoryCustomizer<ConfigurableTomcatWebServerFactory> idempotencyContainerErrorsAsProblems() {
+            // unordered, so after Boot's own customizer: this valve sits inside Boot's error report valve (where
+            // Boot adds one) and reports first; as the host's error report valve class, the host adds no other
+            return factory -> factory.addContextCustomizers(context -> {
+                if (context.getParent() instanceof StandardHost host) {
+                    host.setErrorReportValveClass(ProblemDetailsErrorReportValve.class.getName());
+                    host.getPipeline().addValve(new ProblemDetailsErrorReportValve());
+                }
+            });
+        }
     }
 
     @Bean

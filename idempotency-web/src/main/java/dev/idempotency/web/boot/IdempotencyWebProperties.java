@@ -30,8 +30,19 @@ public class IdempotencyWebProperties {
      * IdempotencyKeyInterceptor forward it (a gateway).
      */
     private boolean propagateInboundKey;
-    /** The largest request body of an idempotent request, in bytes (413 above). */
+    /** The largest request body of an idempotent request, in bytes (413 above), of every content type. */
     private int maxBodySize = IdempotentRequestHandlerAdapter.DEFAULT_MAX_BODY_SIZE;
+    /**
+     * The largest response body recorded, in bytes (1 to 1 GiB). A larger response is neither sent nor recorded: the
+     * request fails with 500 response-too-large, as a result the engine cannot record does.
+     */
+    private int maxResponseSize = IdempotentRequestHandlerAdapter.DEFAULT_MAX_RESPONSE_SIZE;
+    /**
+     * Whether, on an embedded Tomcat, what the container refuses before the application sees it (a header larger
+     * than server.max-http-request-header-size, a control character in a header) is answered as problem details
+     * (application/problem+json) rather than with Tomcat's HTML page.
+     */
+    private boolean containerErrorsAsProblems = true;
 
     public boolean isEnabled() {
         return enabled;
@@ -103,5 +114,21 @@ public class IdempotencyWebProperties {
 
     public void setMaxBodySize(int maxBodySize) {
         this.maxBodySize = maxBodySize;
+    }
+
+    public int getMaxResponseSize() {
+        return maxResponseSize;
+    }
+
+    public void setMaxResponseSize(int maxResponseSize) {
+        this.maxResponseSize = maxResponseSize;
+    }
+
+    public boolean isContainerErrorsAsProblems() {
+        return containerErrorsAsProblems;
+    }
+
+    public void setContainerErrorsAsProblems(boolean containerErrorsAsProblems) {
+        this.containerErrorsAsProblems = containerErrorsAsProblems;
     }
 }
