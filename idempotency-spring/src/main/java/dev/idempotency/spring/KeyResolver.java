@@ -513,6 +513,19 @@ public final class KeyResolver {
         }
 
         /**
+         * Evaluates the expression for one call and returns its value as it is, not turned into a key: for what a
+         * way in fingerprints rather than keys (a field of a message's payload). The reads are checked as
+         * {@link #resolve} checks them.
+         *
+         * @param args the call's arguments, in parameter order
+         * @return the value, which may be null
+         * @throws IdempotencyKeyException as {@link #resolve}, for a null read or a failed evaluation
+         */
+        public @Nullable Object value(Object[] args) {
+            return evaluate(args == null ? new Object[0] : args);
+        }
+
+        /**
          * The value SpEL would give a joining expression ({@link #joinedParts}), without SpEL: the same null reads
          * refused with the same message, parameters of {@code String}, {@code Integer} or {@code Long} joined as
          * SpEL's {@code +} joins them ({@code toString()}, which is what its conversion service does for them). Null
