@@ -191,6 +191,30 @@ public final class IdempotentExecutor {
     }
 
     /**
+     * Like {@link #execute(IdempotentOperation, String, Object[], Action)}, in {@code scope} rather than the one the
+     * executor's {@link IdempotencyScope} returns: for a way in that reads each call's scope itself, such as a
+     * message listener taking the tenant from a header. The scope is hashed apart from the key, so a tenant's key
+     * never meets another tenant's, however the two are spelled (tenant {@code t1} with key {@code x:y} and tenant
+     * {@code t1:x} with key {@code y} are two keys).
+     *
+     * @param scope the call's scope, never null ({@code ""} for none)
+     */
+    public <T, E extends Throwable> T execute(IdempotentOperation<T> operation, String scope, String key,
+            Object[] arguments, Action<T, E> action) throws E {
+        Objects.requireNonNull(scope, "scope");
+        if (operation.tier() == Tier.READ_ONLY) {
+            return action.run();
+        }
+        if (operation.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
+            throw new IllegalArgumentException(operation.description() + ": onStoreDown = PROCEED_UNGUARDED needs"
+                    + " a compensation with every call (a call run without its key may run twice)");
+        }
+        Call<T, E> call = new Call<>(operation, key, arguments, action, null);
+        call.scope = scope;
+        return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
+    }
+
+    /**
      * Whether the store is fronted by a pre-filter that holds completed outcomes in memory (the
      * {@code CaffeinePrefilter}): only then can {@link #replayHeldOr} answer a call by itself.
      */
@@ -341,6 +365,8 @@ public final class IdempotentExecutor {
         private final Action<T, E> action;
         private final @Nullable Compensation<T> compensation;
         private final String key;
+        /** The call's own scope ({@link #execute(IdempotentOperation, String, String, Object[], Action)}), or null. */
+        private @Nullable String scope;
         private long start;
         private boolean started;
         private @Nullable Outcome outcome;
@@ -400,7 +426,7 @@ public final class IdempotentExecutor {
                 String normal = Keys.normalize(key);
                 this.readable = Keys.readableNormalized(normal);
                 normalized = true;
-                String tenant = scope.current();
+                String tenant = scope != null ? scope : IdempotentExecutor.this.scope.current();
                 if (tenant == null) {
                     throw new IllegalArgumentException("the IdempotencyScope returned null (return \"\" for none)");
                 }

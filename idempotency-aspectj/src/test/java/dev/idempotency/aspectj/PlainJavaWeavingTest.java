@@ -48,6 +48,16 @@ class PlainJavaWeavingTest {
     }
 
     @Test
+    void aKeyOfPartsKeepsPartsThatAJoinWouldRunTogetherApart() {
+        configure();
+
+        assertThat(shop.pack("x:y", "z")).isEqualTo("packed 1");
+        assertThat(shop.pack("x", "y:z")).as("another key: a join would have made both PACK:x:y:z")
+                .isEqualTo("packed 2");
+        assertThat(shop.pack("x:y", "z")).isEqualTo("packed 1");
+    }
+
+    @Test
     void aSelfInvocationIsGuarded() {
         configure();
 

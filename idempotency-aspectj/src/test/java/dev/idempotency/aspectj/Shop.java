@@ -25,6 +25,11 @@ public class Shop {
         return "order " + runs.incrementAndGet() + " of " + cartId + " (" + items + " items)";
     }
 
+    @Idempotent(key = "#parts('PACK', #orderNo, #box)", tier = Tier.REVERSIBLE)
+    public String pack(String orderNo, String box) {
+        return "packed " + runs.incrementAndGet();
+    }
+
     public String payPrivately(String paymentId) {
         return pay(paymentId);
     }

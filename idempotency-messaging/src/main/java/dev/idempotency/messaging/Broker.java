@@ -47,10 +47,16 @@ interface Broker {
     /**
      * One message.
      *
-     * @param variables   the values of the key variables, in the order of {@link #keyVariables()}
-     * @param source      where it came from, for messages ({@code queue 'orders'}, {@code orders-3@42})
+     * @param variables    the values of the key variables, in the order of {@link #keyVariables()}
+     * @param source       where it came from, for messages ({@code queue 'orders'}, {@code orders-3@42})
      * @param hasMessageId whether it carries the broker's message id, which the default key needs
+     * @param body         the message's payload as delivered: its bytes, its text, or the object the consumer
+     *                     deserialized it to (Kafka); null for none
+     * @param json         whether a content type says the body is JSON
+     * @param headers      its headers, as {@code #headers} reads them
+     * @param payloadIndex where {@code #payload} is in {@code variables}
      */
-    record Delivery(@Nullable Object[] variables, String source, boolean hasMessageId) {
+    record Delivery(@Nullable Object[] variables, String source, boolean hasMessageId, @Nullable Object body,
+            boolean json, Map<String, ?> headers, int payloadIndex) {
     }
 }

@@ -2,6 +2,7 @@ package dev.idempotency.messaging;
 
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyException;
+import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyOutcomeUnknownException;
 import java.time.Duration;
 import java.util.Objects;
@@ -17,8 +18,10 @@ import org.springframework.util.backoff.FixedBackOff;
  *   <li>{@link IdempotencyInProgressException} (the first delivery of the key still runs, on a consumer that lost the
  *       partition in a rebalance): delivered again every {@code inFlightInterval} without limit, never recovered:
  *       once the first delivery ends, the record is acknowledged as done, or runs if the first rolled back;</li>
- *   <li>{@link IdempotencyKeyException} and {@link IdempotencyOutcomeUnknownException}: not retryable, straight to
- *       the recoverer;</li>
+ *   <li>{@link IdempotencyKeyException}, {@link IdempotencyKeyReusedException} (a record under a known key with
+ *       another payload) and {@link IdempotencyOutcomeUnknownException}: not retryable, straight to the recoverer
+ *       (a {@code DeadLetterPublishingRecoverer} writes the exception's message, the reason, in the record's
+ *       headers);</li>
  *   <li>anything the listener throws: the handler's own back-off and recoverer, as without the advice.</li>
  * </ul>
  */
@@ -44,7 +47,8 @@ public final class IdempotentKafkaErrorHandling {
     public static DefaultErrorHandler configure(DefaultErrorHandler handler, Duration inFlightInterval) {
         Objects.requireNonNull(handler, "handler");
         FixedBackOff inFlight = new FixedBackOff(inFlightInterval.toMillis(), FixedBackOff.UNLIMITED_ATTEMPTS);
-        handler.addNotRetryableExceptions(IdempotencyKeyException.class, IdempotencyOutcomeUnknownException.class);
+        handler.addNotRetryableExceptions(IdempotencyKeyException.class, IdempotencyKeyReusedException.class,
+                IdempotencyOutcomeUnknownException.class);
         // null: the handler's own back-off
         handler.setBackOffFunction((record, e) -> inFlight(e) ? inFlight : null);
         return handler;

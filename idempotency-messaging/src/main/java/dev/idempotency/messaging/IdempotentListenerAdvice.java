@@ -2,6 +2,7 @@ package dev.idempotency.messaging;
 
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyException;
+import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyOutcomeUnknownException;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
@@ -9,7 +10,13 @@ import dev.idempotency.ResultType;
 import dev.idempotency.Tier;
 import dev.idempotency.spring.KeyResolver;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -17,6 +24,12 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.CompoundExpression;
+import org.springframework.expression.spel.ast.Indexer;
+import org.springframework.expression.spel.ast.StringLiteral;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
@@ -53,12 +66,22 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       {@code #partition}, {@code #offset}. There is no default: a record carries no id of its own.</li>
  * </ul>
  * {@code #payload} is the body read as JSON maps and lists when it is JSON ({@code #payload['orderNo']}), as text
- * otherwise; a Kafka value already deserialized to an object is that object ({@code #payload.orderNo}).
+ * otherwise; a Kafka value already deserialized to an object is that object ({@code #payload.orderNo}). A key of
+ * several values is {@code #parts(...)}, never a {@code +} of two texts ({@code KeyParts}).
+ *
+ * <h2>The fingerprint and the scope</h2>
+ * The engine fingerprints each delivery with its key: by default the SHA-256 of its body and the headers the key
+ * reads by name ({@code #headers['order']}); {@link Builder#fingerprint(String...)} names other values,
+ * {@link Builder#withoutFingerprint()} judges by key alone. A tenant belongs in {@link Builder#scope(String)}
+ * ({@code #headers['tenant']}), hashed apart from the key, never in the key text.
  *
  * <h2>What happens to a delivery</h2>
  * <ul>
  *   <li>first delivery of its key: the listener runs; on return the outcome is recorded and the container acks;</li>
- *   <li>a key already recorded: the listener does not run, the advice returns and the container acks;</li>
+ *   <li>a key already recorded with the same fingerprint: the listener does not run, the advice returns and the
+ *       container acks;</li>
+ *   <li>a key already recorded with another fingerprint (another body under a reused id): rejected as below, with
+ *       a reason naming the listener, the source and the key ({@link IdempotencyKeyReusedException});</li>
  *   <li>a key whose first delivery is still running elsewhere: after waiting up to the lock timeout, RabbitMQ
  *       requeues the message ({@code ImmediateRequeueAmqpException}), Kafka hands an
  *       {@link IdempotencyInProgressException} to the error handler ({@link IdempotentKafkaErrorHandling});</li>
@@ -90,6 +113,13 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
     private final IdempotentOperation<Void> operation;
     private final KeyResolver.Key key;
     private final boolean defaultKey;
+    /** The call's scope, or null: the executor's {@code IdempotencyScope} decides. */
+    private final KeyResolver.@Nullable Key scope;
+    /** What is fingerprinted instead of the body and the headers the key reads; empty for that default. */
+    private final List<KeyResolver.Key> fingerprint;
+    private final boolean fingerprinted;
+    /** The headers the key expression reads by name ({@code #headers['tenant']}), fingerprinted by default. */
+    private final List<String> headersRead;
     private final @Nullable TransactionTemplate transactions;
     private @Nullable ListableBeanFactory beanFactory;
 
@@ -115,6 +145,16 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
         }
         this.operation = op.build();
         this.key = b.keys.compile(broker.keyVariables(), expression, description);
+        this.scope = b.scope == null ? null : b.keys.compile(broker.keyVariables(), b.scope, broker.name()
+                + " listener '" + b.listenerId + "' scope \"" + b.scope + "\"");
+        List<KeyResolver.Key> prints = new ArrayList<>();
+        for (String e : b.fingerprint) {
+            prints.add(b.keys.compile(broker.keyVariables(), e, broker.name() + " listener '" + b.listenerId
+                    + "' fingerprint \"" + e + "\""));
+        }
+        this.fingerprint = List.copyOf(prints);
+        this.fingerprinted = b.fingerprinted;
+        this.headersRead = headersRead(expression);
         this.transactions = b.transactionManager == null ? null : new TransactionTemplate(b.transactionManager);
         executor.prepare(operation);
     }
@@ -153,6 +193,8 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
             return invocation.proceed();
         }
         String k;
+        String tenant;
+        Object[] print;
         try {
             if (defaultKey && !delivery.hasMessageId()) {
                 throw new IdempotencyKeyException(operation.description() + ": the message from " + delivery.source()
@@ -161,16 +203,18 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
                         + " the message is rejected without requeue");
             }
             k = key.resolve(delivery.variables());
+            tenant = scope == null ? null : scope.resolve(delivery.variables());
+            print = fingerprint(delivery);
         } catch (IdempotencyKeyException e) {
             throw broker.reject(e);
         }
         try {
             if (transactions == null) {
-                return run(k, invocation);
+                return run(tenant, k, print, invocation);
             }
             return transactions.execute(status -> {
                 try {
-                    return run(k, invocation);
+                    return run(tenant, k, print, invocation);
                 } catch (RuntimeException | Error e) {
                     throw e;
                 } catch (Throwable e) {
@@ -181,16 +225,72 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
             throw e.getCause();
         } catch (IdempotencyInProgressException e) {
             throw broker.requeue(e);
+        } catch (IdempotencyKeyReusedException e) {
+            throw broker.reject(new PayloadMismatchException(operation, e, operation.description()
+                    + ": the message from " + delivery.source() + " has key '" + e.key() + "'" + (tenant == null
+                    ? "" : " in scope '" + tenant + "'") + ", which a message with "
+                    + (fingerprint.isEmpty() ? "another payload (its body, or a header the key reads)"
+                    : "other fingerprinted values") + " already used: it is not run, and not acknowledged as"
+                    + " processed; rejected without requeue. A publisher that reuses an id for another message, or"
+                    + " a forged message, looks like this"));
         } catch (IdempotencyKeyException | IdempotencyOutcomeUnknownException e) {
             throw broker.reject(e);
         }
     }
 
-    private @Nullable Void run(String k, MethodInvocation invocation) throws Throwable {
-        return executor.execute(operation, k, NO_ARGUMENTS, () -> {
+    private @Nullable Void run(@Nullable String tenant, String k, Object[] print, MethodInvocation invocation)
+            throws Throwable {
+        IdempotentExecutor.Action<Void, Throwable> listener = () -> {
             invocation.proceed();
             return null;
-        });
+        };
+        return tenant == null ? executor.execute(operation, k, print, listener)
+                : executor.execute(operation, tenant, k, print, listener);
+    }
+
+    /**
+     * What the engine fingerprints of a delivery: by default the SHA-256 of its body and the headers the key reads;
+     * the values of the fingerprint expressions when some are set (over an exact reading of the payload); nothing
+     * with {@link Builder#withoutFingerprint()}.
+     */
+    private Object[] fingerprint(Broker.Delivery delivery) {
+        if (!fingerprinted) {
+            return NO_ARGUMENTS;
+        }
+        if (fingerprint.isEmpty()) {
+            Map<String, @Nullable String> headers = new TreeMap<>();
+            for (String name : headersRead) {
+                Object value = delivery.headers().get(name);
+                headers.put(name, value == null ? null : value.toString());
+            }
+            return new Object[] {Payloads.digest(delivery.body()), headers};
+        }
+        Object[] variables = delivery.variables().clone();
+        variables[delivery.payloadIndex()] = Payloads.exact(delivery.body(), delivery.json());
+        Object[] values = new Object[fingerprint.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = fingerprint.get(i).value(variables);
+        }
+        return values;
+    }
+
+    /** The names of the headers {@code expression} reads with a literal index, {@code #headers['tenant']}. */
+    private static List<String> headersRead(String expression) {
+        Set<String> names = new TreeSet<>();
+        headersRead(new SpelExpressionParser().parseRaw(expression).getAST(), names);
+        return List.copyOf(names);
+    }
+
+    private static void headersRead(SpelNode node, Set<String> names) {
+        if (node instanceof CompoundExpression && node.getChildCount() >= 2
+                && node.getChild(0) instanceof VariableReference v && v.toStringAST().equals("#headers")
+                && node.getChild(1) instanceof Indexer i && i.getChildCount() == 1
+                && i.getChild(0) instanceof StringLiteral name) {
+            names.add(String.valueOf(name.getLiteralValue().getValue()));
+        }
+        for (int c = 0; c < node.getChildCount(); c++) {
+            headersRead(node.getChild(c), names);
+        }
     }
 
     @Override
@@ -209,6 +309,26 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
     @Override
     public String toString() {
         return "IdempotentListenerAdvice[" + operation + ", key " + key.expression() + "]";
+    }
+
+    /**
+     * A message whose key was used by a message with another payload: an {@link IdempotencyKeyReusedException} (a
+     * Kafka error handler sends it straight to the recoverer), whose message says what happened to the delivery.
+     */
+    private static final class PayloadMismatchException extends IdempotencyKeyReusedException {
+        private static final long serialVersionUID = 1L;
+        private final String reason;
+
+        PayloadMismatchException(IdempotentOperation<?> operation, IdempotencyKeyReusedException reused,
+                String reason) {
+            super(operation.name(), reused.key());
+            this.reason = reason;
+        }
+
+        @Override
+        public String getMessage() {
+            return reason;
+        }
     }
 
     /** A checked exception of the listener, carried out of the transaction callback unchanged. */
@@ -231,6 +351,9 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
         private @Nullable Duration lockTimeout;
         private @Nullable PlatformTransactionManager transactionManager;
         private KeyResolver keys = KeyResolver.create();
+        private @Nullable String scope;
+        private List<String> fingerprint = List.of();
+        private boolean fingerprinted = true;
 
         private Builder(IdempotentExecutor executor, Broker broker, String listenerId) {
             this.executor = Objects.requireNonNull(executor, "executor");
@@ -279,6 +402,46 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
          */
         public Builder transactionManager(PlatformTransactionManager transactionManager) {
             this.transactionManager = Objects.requireNonNull(transactionManager, "transactionManager");
+            return this;
+        }
+
+        /**
+         * The scope of each delivery's key, a SpEL expression over the same variables as the key: the tenant a
+         * message belongs to, {@code #headers['tenant']}. It is hashed apart from the key (where a tenant joined into
+         * the key text could meet another's: {@code 't1' + ':' + 'x:y'} is {@code 't1:x' + ':' + 'y'}), so that one
+         * tenant's message never replays another's. A delivery whose scope is null, empty or blank is rejected as
+         * one without a key is. Without it, the executor's {@code IdempotencyScope} decides, as for any call.
+         */
+        public Builder scope(String expression) {
+            this.scope = Objects.requireNonNull(expression, "scope");
+            return this;
+        }
+
+        /**
+         * What is fingerprinted of each delivery instead of the default (the body's bytes and the headers the key
+         * reads by name): the values of these SpEL expressions, over the same variables as the key, with the
+         * payload's JSON numbers read exactly. For a business key whose messages differ in a field that does not
+         * change the intent ({@code #payload['sentAt']}): {@code .fingerprint("#payload['lines']",
+         * "#payload['amount']")}. A message under a known key with other values is rejected, never run or acked.
+         */
+        public Builder fingerprint(String... expressions) {
+            Objects.requireNonNull(expressions, "expressions");
+            if (expressions.length == 0) {
+                throw new IllegalArgumentException("fingerprint(...) needs an expression; withoutFingerprint() judges"
+                        + " deliveries by key alone");
+            }
+            this.fingerprint = List.of(expressions);
+            this.fingerprinted = true;
+            return this;
+        }
+
+        /**
+         * Judges deliveries by key alone: a message under a known key is taken for the one already processed and
+         * acknowledged, whatever its body (as before fingerprints; for a listener whose key is the whole intent).
+         */
+        public Builder withoutFingerprint() {
+            this.fingerprint = List.of();
+            this.fingerprinted = false;
             return this;
         }
 

@@ -80,7 +80,8 @@ final class KafkaBroker implements Broker {
         Object payload = value instanceof byte[] bytes ? Payloads.readable(bytes, false)
                 : value instanceof String text ? Payloads.readable(text, false) : value;
         return new Delivery(new Object[] {payload, headers, record.key(), record.topic(), record.partition(),
-                record.offset()}, record.topic() + "-" + record.partition() + "@" + record.offset(), false);
+                record.offset()}, record.topic() + "-" + record.partition() + "@" + record.offset(), false, value,
+                false, headers, 0);
     }
 
     /** None: a Kafka back-off lives in an error handler, where it cannot be read; {@link TtlCheck} finds beans. */

@@ -74,10 +74,12 @@ final class RabbitBroker implements Broker {
         MessageProperties p = message.getMessageProperties();
         String queue = p.getConsumerQueue() != null ? p.getConsumerQueue() : "";
         String type = p.getContentType();
-        Object payload = Payloads.readable(message.getBody(), type != null && type.contains("json"));
+        boolean json = type != null && type.contains("json");
+        Object payload = Payloads.readable(message.getBody(), json);
         String id = p.getMessageId();
         return new Delivery(new Object[] {id, payload, p.getHeaders(), queue, p.getReceivedRoutingKey()},
-                "queue '" + queue + "'" + (id != null ? " message " + id : ""), id != null && !id.isBlank());
+                "queue '" + queue + "'" + (id != null ? " message " + id : ""), id != null && !id.isBlank(),
+                message.getBody(), json, p.getHeaders(), 1);
     }
 
     @Override

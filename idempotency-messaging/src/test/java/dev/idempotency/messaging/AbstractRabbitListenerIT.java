@@ -52,6 +52,8 @@ abstract class AbstractRabbitListenerIT {
     private final List<String> deliveries = new CopyOnWriteArrayList<>();
     /** Deliveries the advice sent back to the queue as in flight. */
     private final AtomicInteger requeued = new AtomicInteger();
+    /** What the advice rejected without requeue (to the dead-letter queue). */
+    private final List<Throwable> rejections = new CopyOnWriteArrayList<>();
     /** Deliveries inside the advice chain now. */
     private final AtomicInteger handling = new AtomicInteger();
     /** Message ids whose first delivery is "lost" after it ran: requeued as a consumer killed before its ack is. */
@@ -193,12 +195,71 @@ abstract class AbstractRabbitListenerIT {
 
     @Test
     void aBusinessKeyFromThePayloadMakesTwoMessagesOfOneOrderOneEffect() {
-        start(b -> b.key("#payload['orderNo']"), 2, this::effect);
-        publishJson("{\"orderNo\":\"A-1\",\"sentAt\":1}", "first");
-        publishJson("{\"orderNo\":\"A-1\",\"sentAt\":2}", "resent-with-a-new-id");
-        publishJson("{\"orderNo\":\"A-2\",\"sentAt\":3}", "other");
+        // the resend differs in sentAt only, which the fingerprint leaves out
+        start(b -> b.key("#payload['orderNo']").fingerprint("#payload['amount']"), 2, this::effect);
+        publishJson("{\"orderNo\":\"A-1\",\"amount\":12.50,\"sentAt\":1}", "first");
+        publishJson("{\"orderNo\":\"A-1\",\"amount\":12.50,\"sentAt\":2}", "resent-with-a-new-id");
+        publishJson("{\"orderNo\":\"A-2\",\"amount\":3,\"sentAt\":3}", "other");
         awaitDrained(3);
         assertThat(db.effects()).isEqualTo(2);
+        assertThat(rabbit.receive(deadLetters, 200)).as("nothing was dead-lettered").isNull();
+    }
+
+    @Test
+    void aSecondMessageWithTheSameIdAndAnotherBodyIsDeadLetteredWithTheReasonNotRun() {
+        start(b -> b, 1, this::effect);
+        publish("order-1: 10 EUR", "m-1");
+        awaitDrained(1);
+        publish("order-1: 1000 EUR", "m-1");
+        Message dead = rabbit.receive(deadLetters, 10_000);
+        assertThat(dead).as("the second message was dead-lettered, not acked as done").isNotNull();
+        assertThat(body(dead)).isEqualTo("order-1: 1000 EUR");
+        awaitDrained(2);
+        assertThat(db.effects()).isEqualTo(1);
+        assertThat(db.distinctEffects()).isEqualTo(1);
+        assertThat(rejections).singleElement().satisfies(e -> assertThat(e.getMessage())
+                .contains("listener 'orders-" + queue + "'")
+                .contains("has key '" + queue + "/m-1', which a message with another payload (its body, or a header"
+                        + " the key reads) already used: it is not run, and not acknowledged as processed;"
+                        + " rejected without requeue")
+                .doesNotContain("1000 EUR"));
+    }
+
+    @Test
+    void aHeaderTheKeyReadsIsPartOfThePayloadAndOneItDoesNotReadIsNot() {
+        start(b -> b.key("#headers['order']"), 1, this::effect);
+        publishWithHeaders("same body", "m-1", java.util.Map.of("order", "A-1", "trace", "t-1"));
+        publishWithHeaders("same body", "m-2", java.util.Map.of("order", "A-1", "trace", "t-2"));
+        awaitDrained(2);
+        assertThat(db.effects()).as("a header the key does not read (a trace id) is not fingerprinted")
+                .isEqualTo(1);
+        assertThat(rabbit.receive(deadLetters, 200)).isNull();
+    }
+
+    @Test
+    void twoTenantsWithOneMessageIdAreTwoEffectsAndTheirScopesCannotMeetInTheKey() {
+        start(b -> b.key("#messageId").scope("#headers['tenant']"), 1, this::effect);
+        publishWithHeaders("t1's order", "m-1", java.util.Map.of("tenant", "t1"));
+        publishWithHeaders("t2's order", "m-1", java.util.Map.of("tenant", "t2"));
+        // joined into one text these two would be one key: t1 + ':' + x:y = t1:x + ':' + y
+        publishWithHeaders("t1's x:y", "x:y", java.util.Map.of("tenant", "t1"));
+        publishWithHeaders("t1:x's y", "y", java.util.Map.of("tenant", "t1:x"));
+        publishWithHeaders("t1's order", "m-1", java.util.Map.of("tenant", "t1"));
+        awaitDrained(5);
+        assertThat(db.effects()).as("four messages of four (tenant, id) pairs; t1's m-1 again replayed")
+                .isEqualTo(4);
+        assertThat(rabbit.receive(deadLetters, 200)).isNull();
+    }
+
+    @Test
+    void aMessageWithoutItsTenantHeaderIsRejectedNotRunInNoScope() {
+        start(b -> b.key("#messageId").scope("#headers['tenant']"), 1, this::effect);
+        publish("no tenant", "m-1");
+        Message dead = rabbit.receive(deadLetters, 10_000);
+        assertThat(dead).isNotNull();
+        assertThat(db.effects()).isZero();
+        assertThat(rejections).singleElement().satisfies(e -> assertThat(e.getMessage())
+                .contains("scope \"#headers['tenant']\"").contains("#headers['tenant'], which is null"));
     }
 
     @Test
@@ -234,6 +295,9 @@ abstract class AbstractRabbitListenerIT {
                     requeued.incrementAndGet();
                 }
                 throw e;
+            } catch (org.springframework.amqp.AmqpRejectAndDontRequeueException e) {
+                rejections.add(e);
+                throw e;
             } finally {
                 handling.decrementAndGet();
             }
@@ -254,6 +318,12 @@ abstract class AbstractRabbitListenerIT {
 
     private void publish(String body, String id) {
         rabbit.send("", queue, MessageBuilder.withBody(body.getBytes(StandardCharsets.UTF_8)).setMessageId(id).build());
+    }
+
+    private void publishWithHeaders(String body, String id, java.util.Map<String, String> headers) {
+        var m = MessageBuilder.withBody(body.getBytes(StandardCharsets.UTF_8)).setMessageId(id);
+        headers.forEach(m::setHeader);
+        rabbit.send("", queue, m.build());
     }
 
     private void publishJson(String body, String id) {

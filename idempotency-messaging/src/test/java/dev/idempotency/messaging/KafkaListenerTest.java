@@ -52,6 +52,7 @@ class KafkaListenerTest {
     private String group;
     private final List<ConcurrentMessageListenerContainer<String, String>> containers = new CopyOnWriteArrayList<>();
     private final List<ConsumerRecord<?, ?>> recovered = new CopyOnWriteArrayList<>();
+    private final List<Throwable> recoveredBecause = new CopyOnWriteArrayList<>();
     private final AtomicInteger runs = new AtomicInteger();
 
     @BeforeAll
@@ -198,11 +199,42 @@ class KafkaListenerTest {
 
     @Test
     void aBusinessFieldOfAJsonValueIsAKey() {
-        start(b -> b.key("#payload['orderNo']"), ContainerProperties.AckMode.BATCH, this::effect);
-        producer.send(new ProducerRecord<>(topic, 0, "k", "{\"orderNo\":\"A-1\",\"attempt\":1}"));
-        producer.send(new ProducerRecord<>(topic, 1, "k", "{\"orderNo\":\"A-1\",\"attempt\":2}"));
+        start(b -> b.key("#payload['orderNo']").fingerprint("#payload['amount']"), ContainerProperties.AckMode.BATCH,
+                this::effect);
+        producer.send(new ProducerRecord<>(topic, 0, "k", "{\"orderNo\":\"A-1\",\"amount\":5,\"attempt\":1}"));
+        producer.send(new ProducerRecord<>(topic, 1, "k", "{\"orderNo\":\"A-1\",\"amount\":5,\"attempt\":2}"));
         await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 2);
         assertThat(db.effects()).isEqualTo(1);
+        assertThat(recovered).isEmpty();
+    }
+
+    @Test
+    void aRecordWithAKnownIdAndAnotherValueGoesStraightToTheRecovererNotRun() {
+        start(b -> b.key("#headers['message-id']"), ContainerProperties.AckMode.BATCH, this::effect);
+        send(0, "order-1: 10 EUR", "m-1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 1);
+        send(0, "order-1: 1000 EUR", "m-1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 2);
+        assertThat(recovered).extracting(r -> (Object) r.value()).containsExactly("order-1: 1000 EUR");
+        assertThat(recoveredBecause).singleElement().satisfies(e -> assertThat(e)
+                .hasMessageContaining("has key 'm-1', which a message with another payload")
+                .hasMessageContaining("it is not run, and not acknowledged as processed"));
+        assertThat(runs).as("not retried by the back-off: straight to the recoverer").hasValue(1);
+        assertThat(db.effects()).isEqualTo(1);
+    }
+
+    @Test
+    void twoTenantsWithOneMessageIdAreTwoEffects() {
+        start(b -> b.key("#headers['message-id']").scope("#headers['tenant']"), ContainerProperties.AckMode.BATCH,
+                this::effect);
+        send(0, "t1's order", "m-1", "t1");
+        send(0, "t2's order", "m-1", "t2");
+        send(0, "t1's x:y", "x:y", "t1");
+        send(0, "t1:x's y", "y", "t1:x");
+        send(0, "t1's order", "m-1", "t1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed() == 5);
+        assertThat(db.effects()).as("four (tenant, id) pairs; t1's m-1 again replayed").isEqualTo(4);
+        assertThat(recovered).isEmpty();
     }
 
     @Test
@@ -244,7 +276,10 @@ class KafkaListenerTest {
         ConcurrentMessageListenerContainer<String, String> container =
                 new ConcurrentMessageListenerContainer<>(consumers, props);
         container.setConcurrency(concurrency);
-        DefaultErrorHandler errors = new DefaultErrorHandler((r, e) -> recovered.add(r), new FixedBackOff(0, 2));
+        DefaultErrorHandler errors = new DefaultErrorHandler((r, e) -> {
+            recovered.add(r);
+            recoveredBecause.add(e.getCause() != null ? e.getCause() : e);
+        }, new FixedBackOff(0, 2));
         IdempotentKafkaErrorHandling.configure(errors, Duration.ofMillis(50));
         errors.setRetryListeners((r, e, attempt) -> {
             if (e instanceof IdempotencyInProgressException
@@ -265,6 +300,13 @@ class KafkaListenerTest {
     private void send(int partition, String value, String messageId) {
         ProducerRecord<String, String> r = new ProducerRecord<>(topic, partition, "k", value);
         r.headers().add("message-id", messageId.getBytes(StandardCharsets.UTF_8));
+        producer.send(r);
+    }
+
+    private void send(int partition, String value, String messageId, String tenant) {
+        ProducerRecord<String, String> r = new ProducerRecord<>(topic, partition, "k", value);
+        r.headers().add("message-id", messageId.getBytes(StandardCharsets.UTF_8));
+        r.headers().add("tenant", tenant.getBytes(StandardCharsets.UTF_8));
         producer.send(r);
     }
 

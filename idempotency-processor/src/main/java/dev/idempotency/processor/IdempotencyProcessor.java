@@ -10,6 +10,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -78,6 +79,8 @@ public final class IdempotencyProcessor extends AbstractProcessor {
     static final String OPERATIONS_JSON = "META-INF/idempotency/operations.json";
     /** The {@code @SuppressWarnings} token that accepts a writing operation's ttl below {@link #RETRY_WINDOW}. */
     static final String SHORT_TTL = "idempotency:short-ttl";
+    /** The {@code @SuppressWarnings} token that accepts a key joining two free-text values with {@code +}. */
+    static final String KEY_CONCATENATION = "idempotency:key-concatenation";
     /** The shortest ttl a writing operation gets without a warning. */
     static final java.time.Duration RETRY_WINDOW = java.time.Duration.ofHours(24);
 
@@ -218,9 +221,13 @@ public final class IdempotencyProcessor extends AbstractProcessor {
                         + " (only READ_ONLY methods go without a key)", method, annotation, explicit.get("key"));
             }
         } else {
-            KeyCheck.check(key, parameters, where, openSpel)
-                    .or(() -> KeyReadsOnly.check(key, method, where, types, elements))
-                    .ifPresent(message -> error(message, method, annotation, explicit.get("key")));
+            Optional<String> refused = KeyCheck.check(key, parameters, where, openSpel)
+                    .or(() -> KeyReadsOnly.check(key, method, where, types, elements));
+            refused.ifPresent(message -> error(message, method, annotation, explicit.get("key")));
+            if (refused.isEmpty() && !suppressed(method, KEY_CONCATENATION)) {
+                KeyReadsOnly.freeTextJoin(key, method, where, types, elements).ifPresent(message -> errorsFree(
+                        Diagnostic.Kind.WARNING, message, method, annotation, explicit.get("key")));
+            }
         }
         McpToolCheck.check(method, type, where, tier, key)
                 .ifPresent(message -> error(message, method, annotation, explicit.get("key")));

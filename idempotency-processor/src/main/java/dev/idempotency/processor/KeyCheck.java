@@ -19,8 +19,9 @@ import org.springframework.expression.spel.standard.SpelExpressionParser;
  * Checks a key expression at compile time with the parser that evaluates it at run time: it must parse, and every
  * variable it reads ({@code #name}, {@code #p0}, {@code #a0}) must be a parameter of the method. {@code #root} and
  * {@code #this} are always there. It refuses what the run time's {@code KeyResolver} refuses: always assignment
- * ({@code =}, {@code ++}, {@code --}) and function calls ({@code #fn(...)}); and, unless the compilation says the
- * application's {@code KeyResolver} opts in ({@code -Aidempotency.spel=open}), type references {@code T(...)},
+ * ({@code =}, {@code ++}, {@code --}) and function calls ({@code #fn(...)}) other than the key function
+ * {@code #parts(...)}, and that function hidden by a parameter named {@code parts}; and, unless the compilation
+ * says the application's {@code KeyResolver} opts in ({@code -Aidempotency.spel=open}), type references {@code T(...)},
  * constructors {@code new ...} and bean references {@code @bean}.
  */
 final class KeyCheck {
@@ -56,6 +57,10 @@ final class KeyCheck {
         if (refused.isPresent()) {
             return refused;
         }
+        if (node instanceof FunctionReference && isParts(node) && parameters.contains(PARTS)) {
+            return Optional.of("the key of " + method + " calls #parts(...), the key function, but a parameter named"
+                    + " parts hides it: rename the parameter");
+        }
         if (node instanceof VariableReference) {
             Optional<String> problem = checkVariable(node.toStringAST().substring(1), parameters, method);
             if (problem.isPresent()) {
@@ -78,10 +83,12 @@ final class KeyCheck {
             return Optional.of("the key of " + method + " assigns ('" + node.toStringAST() + "'), which a key"
                     + " expression may never do: compute the key from the parameters without changing anything,"
                     + " such as \"'ORDER:' + #orderId\"");
+        } else if (node instanceof FunctionReference && isParts(node)) {
+            return Optional.empty();
         } else if (node instanceof FunctionReference) {
             return Optional.of("the key of " + method + " calls the function '" + node.toStringAST() + "', and a"
-                    + " key expression has no functions: call a method of a parameter instead, such as"
-                    + " #order.id() or #name.toUpperCase()");
+                    + " key expression has one function, #parts(...) (a key of several parts): call a method of a"
+                    + " parameter instead, such as #order.id() or #name.toUpperCase()");
         } else if (open) {
             return Optional.empty();
         } else if (node instanceof TypeReference) {
@@ -98,6 +105,13 @@ final class KeyCheck {
                 + " #order.id; or, if the application declares a KeyResolver bean that allows it"
                 + " (KeyResolver.builder().allowTypeReferences(), allowConstructors(), allowBeanReferences(...)),"
                 + " compile with -A" + IdempotencyProcessor.SPEL_OPTION + "=open");
+    }
+
+    /** The one function a key expression may call (the run time's {@code KeyParts.of}). */
+    static final String PARTS = "parts";
+
+    static boolean isParts(SpelNode node) {
+        return node instanceof FunctionReference && node.toStringAST().startsWith("#" + PARTS + "(");
     }
 
     private static Optional<String> checkVariable(String name, List<String> parameters, String method) {

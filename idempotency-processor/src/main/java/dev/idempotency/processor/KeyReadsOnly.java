@@ -25,7 +25,9 @@ import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.CompoundExpression;
 import org.springframework.expression.spel.ast.Indexer;
 import org.springframework.expression.spel.ast.MethodReference;
+import org.springframework.expression.spel.ast.OpPlus;
 import org.springframework.expression.spel.ast.PropertyOrFieldReference;
+import org.springframework.expression.spel.ast.StringLiteral;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
@@ -80,6 +82,126 @@ final class KeyReadsOnly {
         List<String> problems = new ArrayList<>();
         new KeyReadsOnly(method, where, types, elements).walk(ast, problems);
         return problems.stream().findFirst();
+    }
+
+    /**
+     * The warning for the first {@code +} in {@code expression} that joins two free-text values: parameters (and
+     * their properties, methods and elements) whose declared type is a {@code CharSequence}, and the elements of a
+     * parameter named {@code headers} (a message's headers). {@code 'A:' + #a + ':' + #b} gives one key for
+     * ({@code x:y}, {@code z}) and ({@code x}, {@code y:z}); one free-text value among numbers and literals cannot
+     * run into another.
+     *
+     * @param expression a key expression that {@link KeyCheck} accepted
+     * @return the warning, naming the first two such values and the {@code #parts(...)} that answers it; empty if
+     *         none
+     */
+    static Optional<String> freeTextJoin(String expression, ExecutableElement method, String where, Types types,
+            Elements elements) {
+        SpelNode ast;
+        try {
+            ast = PARSER.parseRaw(expression).getAST();
+        } catch (RuntimeException e) {
+            return Optional.empty(); // KeyCheck reports it
+        }
+        return new KeyReadsOnly(method, where, types, elements).join(ast);
+    }
+
+    private Optional<String> join(SpelNode node) {
+        if (node instanceof OpPlus && node.getChildCount() == 2) {
+            List<SpelNode> operands = new ArrayList<>();
+            operands(node, operands);
+            List<String> free = new ArrayList<>();
+            for (SpelNode operand : operands) {
+                if (freeText(operand)) {
+                    free.add(operand.toStringAST());
+                }
+            }
+            if (free.size() >= 2) {
+                return Optional.of("the key of " + where + " joins the free-text values " + free.get(0) + " and "
+                        + free.get(1) + " with +, so two different calls can give one key (as 'x:y' + ':' + 'z'"
+                        + " and 'x' + ':' + 'y:z' do): make each value a part of #parts(...), which escapes them,"
+                        + " such as key = \"" + parts(operands) + "\"; or, if the values can never hold what is"
+                        + " joined between them, say so with @SuppressWarnings(\""
+                        + IdempotencyProcessor.KEY_CONCATENATION + "\") on the method or its class");
+            }
+            for (SpelNode operand : operands) {
+                Optional<String> inner = join(operand);
+                if (inner.isPresent()) {
+                    return inner;
+                }
+            }
+            return Optional.empty();
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            Optional<String> inner = join(node.getChild(i));
+            if (inner.isPresent()) {
+                return inner;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The operands of a chain of {@code +}, in order. */
+    private static void operands(SpelNode node, List<SpelNode> operands) {
+        if (node instanceof OpPlus && node.getChildCount() == 2) {
+            operands(node.getChild(0), operands);
+            operands(node.getChild(1), operands);
+        } else {
+            operands.add(node);
+        }
+    }
+
+    /** {@code #parts(...)} of the operands: a literal's text less the separators around it, the rest as written. */
+    private static String parts(List<SpelNode> operands) {
+        List<String> parts = new ArrayList<>();
+        for (SpelNode operand : operands) {
+            if (operand instanceof StringLiteral literal) {
+                String text = String.valueOf(literal.getLiteralValue().getValue())
+                        .replaceAll("^[^\\p{L}\\p{N}]+|[^\\p{L}\\p{N}]+$", "");
+                if (!text.isEmpty()) {
+                    parts.add("'" + text.replace("'", "''") + "'");
+                }
+            } else {
+                parts.add(operand.toStringAST());
+            }
+        }
+        return "#parts(" + String.join(", ", parts) + ")";
+    }
+
+    /** Whether {@code operand} is text the caller chooses, by its declared type. */
+    private boolean freeText(SpelNode operand) {
+        if (operand instanceof VariableReference) {
+            return isText(parameterType(operand.toStringAST().substring(1)));
+        }
+        if (!(operand instanceof CompoundExpression) || !(operand.getChild(0) instanceof VariableReference first)) {
+            return false;
+        }
+        TypeMirror current = parameterType(first.toStringAST().substring(1));
+        boolean headers = first.toStringAST().equals("#headers");
+        for (int i = 1; i < operand.getChildCount(); i++) {
+            SpelNode step = operand.getChild(i);
+            if (step instanceof PropertyOrFieldReference p) {
+                current = property(current, p.getName());
+            } else if (step instanceof MethodReference m) {
+                current = call(m, current, new ArrayList<>());
+            } else if (step instanceof Indexer) {
+                current = element(current);
+            } else {
+                current = null;
+            }
+            headers = headers && i == 1 && step instanceof Indexer;
+        }
+        if (headers && operand.getChildCount() == 2) {
+            // a header's value: text whenever its declared type does not say otherwise
+            return current == null || isText(current) || current.toString().equals("java.lang.Object");
+        }
+        return isText(current);
+    }
+
+    private boolean isText(@Nullable TypeMirror type) {
+        TypeElement text = elements.getTypeElement("java.lang.CharSequence");
+        return type != null && type.getKind() == TypeKind.DECLARED && text != null
+                && types.isAssignable(types.erasure(type), types.erasure(text.asType()));
     }
 
     private void walk(SpelNode node, List<String> problems) {

@@ -51,7 +51,8 @@ class KeyReadsOnlyRulesTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"#request.id", "#request.getId()", "#request.isUrgent() + #request.id",
-            "#payee.iban().toUpperCase()", "#payee.names()['x'] + #payee.names().get('y')", "#lines.size() + ':' + #lines[0]",
+            "#payee.iban().toUpperCase()", "#payee.names()['x'] + #payee.names().get('y').length()",
+            "#lines.size() + ':' + #lines[0]",
             "#lines.get(0).substring(1)", "#kind.name() + #kind.ordinal()", "#amount.toString() + #p4",
             "#request.tags.isEmpty()", "#anything.toString()", "#anything.id()",
             "'T:' + #request.id.trim().toLowerCase()"})

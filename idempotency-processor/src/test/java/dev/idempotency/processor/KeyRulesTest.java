@@ -163,7 +163,8 @@ class KeyRulesTest {
             "#orderNo = 'x'                 | assigns ('#orderNo='x''), which a key expression may never do",
             "#amount++                      | assigns ('#amount++'), which a key expression may never do",
             "--#amount                      | assigns ('--#amount'), which a key expression may never do",
-            "#fn(#orderNo)                  | calls the function '#fn(#orderNo)', and a key expression has no functions"})
+            "#fn(#orderNo)                  | calls the function '#fn(#orderNo)', and a key expression has one"
+                    + " function, #parts(...)"})
     void assignmentAndFunctionsAreRefusedEvenWithOpenSpel(String key, String message) {
         JavaFileObject bad = orders("@Idempotent(tier = Tier.REVERSIBLE,\n        key = \"" + key + "\")");
         for (List<String> options : List.of(List.<String>of(), List.of("-Aidempotency.spel=open"))) {

@@ -1,6 +1,7 @@
 package dev.idempotency.spring;
 
 import dev.idempotency.IdempotencyKeyException;
+import dev.idempotency.KeyParts;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -59,7 +60,12 @@ import org.springframework.expression.spel.support.StandardTypeLocator;
  *       {@code #a0}), and {@code #root.args};</li>
  *   <li>read-only properties and public instance methods of the arguments: {@code #request.customerId} and
  *       {@code #request.customerId()} both work on a record, {@code #order.lines[0].sku} on a POJO;</li>
- *   <li>literals and operators: {@code 'APPROVAL:' + #approvalNo + ':MAIN'}.</li>
+ *   <li>literals and operators: {@code 'APPROVAL:' + #approvalNo + ':MAIN'};</li>
+ *   <li>one function, {@code #parts(...)} ({@link KeyParts#of}): a key of several parts that cannot run into each
+ *       other, {@code #parts('A', #a, #b)}, where {@code 'A:' + #a + ':' + #b} gives one key for ({@code x:y},
+ *       {@code z}) and ({@code x}, {@code y:z}). Each part's {@code \} and {@code :} are escaped, the parts joined
+ *       with {@code :}; a part that is null or empty is refused. A parameter named {@code parts} would hide it, and
+ *       is refused in an expression that calls it.</li>
  * </ul>
  * By default ({@link #create()}) an expression reaches nothing else: no type references ({@code T(java.lang.Runtime)}),
  * no constructors ({@code new java.io.File('x')}), no bean references ({@code @orders}), no static methods, no
@@ -212,8 +218,11 @@ public final class KeyResolver {
             refused = "bean references (@name) are not allowed in a key expression";
         } else if (node instanceof Assign || node instanceof OpInc || node instanceof OpDec) {
             refused = "a key expression may not assign";
-        } else if (node instanceof FunctionReference) {
-            refused = "a key expression has no functions to call";
+        } else if (node instanceof FunctionReference && !isParts(node)) {
+            refused = "a key expression has one function, #" + PARTS + "(...), and no other";
+        } else if (node instanceof FunctionReference && variables.contains(PARTS)) {
+            refused = "#" + PARTS + "(...) is the key function, and a parameter named " + PARTS + " hides it: rename"
+                    + " the parameter";
         } else if (node instanceof VariableReference) {
             String name = node.toStringAST().substring(1);
             if (!name.equals("root") && !name.equals("this") && !variables.contains(name)) {
@@ -231,6 +240,22 @@ public final class KeyResolver {
         for (int i = 0; i < node.getChildCount(); i++) {
             check(node.getChild(i), variables, namesKnown, description);
         }
+    }
+
+    /** The name of the one function a key expression may call: {@code #parts(...)}, {@link KeyParts#of}. */
+    static final String PARTS = "parts";
+    private static final Method PARTS_FUNCTION;
+
+    static {
+        try {
+            PARTS_FUNCTION = KeyParts.class.getMethod("of", Object[].class);
+        } catch (NoSuchMethodException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private static boolean isParts(SpelNode node) {
+        return node.toStringAST().startsWith("#" + PARTS + "(");
     }
 
     // shared by every call, so that their reflective caches are warm: a context is per call (it holds the call's
@@ -296,6 +321,10 @@ public final class KeyResolver {
         @Override
         public @Nullable Object lookupVariable(String name) {
             Integer i = index.get(name);
+            if (i == null && name.equals(PARTS)) {
+                // check() refused a parameter of that name, so #parts is always the function
+                return PARTS_FUNCTION;
+            }
             return i == null || i >= args.length ? null : args[i];
         }
 
@@ -484,6 +513,19 @@ public final class KeyResolver {
         }
 
         /**
+         * Evaluates the expression for one call and returns its value as it is, not turned into a key: for what a
+         * way in fingerprints rather than keys (a field of a message's payload). The reads are checked as
+         * {@link #resolve} checks them.
+         *
+         * @param args the call's arguments, in parameter order
+         * @return the value, which may be null
+         * @throws IdempotencyKeyException as {@link #resolve}, for a null read or a failed evaluation
+         */
+        public @Nullable Object value(Object[] args) {
+            return evaluate(args == null ? new Object[0] : args);
+        }
+
+        /**
          * The value SpEL would give a joining expression ({@link #joinedParts}), without SpEL: the same null reads
          * refused with the same message, parameters of {@code String}, {@code Integer} or {@code Long} joined as
          * SpEL's {@code +} joins them ({@code toString()}, which is what its conversion service does for them). Null
@@ -549,6 +591,14 @@ public final class KeyResolver {
                 value = expression.getValue(context);
             } catch (IdempotencyKeyException e) {
                 throw e;
+            } catch (SpelEvaluationException e) {
+                if (e.getMessageCode() == SpelMessage.EXCEPTION_DURING_FUNCTION_CALL
+                        && e.getCause() instanceof IllegalArgumentException refused) {
+                    // KeyParts.of refused a part: its own words, without SpEL's wrapping
+                    throw new IdempotencyKeyException(description + ": " + refused.getMessage(), e);
+                }
+                throw new IdempotencyKeyException(description + ": the key expression failed: " + e.getMessage()
+                        + (e.getCause() instanceof AccessException a ? ": " + a.getMessage() : ""), e);
             } catch (EvaluationException e) {
                 throw new IdempotencyKeyException(description + ": the key expression failed: " + e.getMessage()
                         + (e.getCause() instanceof AccessException a ? ": " + a.getMessage() : ""), e);
