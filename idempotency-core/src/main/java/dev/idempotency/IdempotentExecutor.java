@@ -175,19 +175,7 @@ public final class IdempotentExecutor {
      */
     public <T, E extends Throwable> T execute(IdempotentOperation<T> operation, String key, Object[] arguments,
             Action<T, E> action, @Nullable Compensation<T> compensation) throws E {
-        if (operation.tier() == Tier.READ_ONLY) {
-            return action.run();
-        }
-        if (compensation != null && operation.tier() != Tier.REVERSIBLE) {
-            throw new IllegalArgumentException(operation.description() + ": only REVERSIBLE operations compensate, "
-                    + "this one is " + operation.tier());
-        }
-        if (compensation == null && operation.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
-            throw new IllegalArgumentException(operation.description() + ": onStoreDown = PROCEED_UNGUARDED needs"
-                    + " a compensation with every call (a call run without its key may run twice)");
-        }
-        Call<T, E> call = new Call<>(operation, key, arguments, action, compensation);
-        return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
+        return execute(operation, null, key, arguments, action, compensation);
     }
 
     /**
@@ -201,16 +189,24 @@ public final class IdempotentExecutor {
      */
     public <T, E extends Throwable> T execute(IdempotentOperation<T> operation, String scope, String key,
             Object[] arguments, Action<T, E> action) throws E {
-        Objects.requireNonNull(scope, "scope");
+        return execute(operation, Objects.requireNonNull(scope, "scope"), key, arguments, action, null);
+    }
+
+    /** Every {@code execute}: {@code scope} null takes the executor's {@link IdempotencyScope}. */
+    private <T, E extends Throwable> T execute(IdempotentOperation<T> operation, @Nullable String scope, String key,
+            Object[] arguments, Action<T, E> action, @Nullable Compensation<T> compensation) throws E {
         if (operation.tier() == Tier.READ_ONLY) {
             return action.run();
         }
-        if (operation.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
+        if (compensation != null && operation.tier() != Tier.REVERSIBLE) {
+            throw new IllegalArgumentException(operation.description() + ": only REVERSIBLE operations compensate, "
+                    + "this one is " + operation.tier());
+        }
+        if (compensation == null && operation.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
             throw new IllegalArgumentException(operation.description() + ": onStoreDown = PROCEED_UNGUARDED needs"
                     + " a compensation with every call (a call run without its key may run twice)");
         }
-        Call<T, E> call = new Call<>(operation, key, arguments, action, null);
-        call.scope = scope;
+        Call<T, E> call = new Call<>(operation, scope, key, arguments, action, compensation);
         return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
     }
 
@@ -268,7 +264,7 @@ public final class IdempotentExecutor {
                 return null;
             }
             prepare(op);
-            Call<T, E> call = new Call<>(op, key, arguments, otherwise, null);
+            Call<T, E> call = new Call<>(op, null, key, arguments, otherwise, null);
             byte[] fingerprint = fingerprints.fingerprint(call.arguments, op::isIgnored);
             if (!Arrays.equals(hit.fingerprint(), fingerprint)) {
                 return null;
@@ -366,7 +362,7 @@ public final class IdempotentExecutor {
         private final @Nullable Compensation<T> compensation;
         private final String key;
         /** The call's own scope ({@link #execute(IdempotentOperation, String, String, Object[], Action)}), or null. */
-        private @Nullable String scope;
+        private final @Nullable String scope;
         private long start;
         private boolean started;
         private @Nullable Outcome outcome;
@@ -377,9 +373,10 @@ public final class IdempotentExecutor {
         /** The completed outcome the pre-filter held for this call ({@link #replayHeldOr}): replayed, nothing else. */
         private @Nullable IdempotencyRecord held;
 
-        Call(IdempotentOperation<T> op, String key, Object[] arguments, Action<T, E> action,
+        Call(IdempotentOperation<T> op, @Nullable String scope, String key, Object[] arguments, Action<T, E> action,
                 @Nullable Compensation<T> compensation) {
             this.op = op;
+            this.scope = scope;
             this.compensation = compensation;
             this.arguments = arguments == null ? new Object[0] : arguments;
             this.action = action;

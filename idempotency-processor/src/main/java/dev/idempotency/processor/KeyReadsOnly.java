@@ -73,15 +73,11 @@ final class KeyReadsOnly {
      */
     static Optional<String> check(String expression, ExecutableElement method, String where, Types types,
             Elements elements) {
-        SpelNode ast;
-        try {
-            ast = PARSER.parseRaw(expression).getAST();
-        } catch (RuntimeException e) {
-            return Optional.empty(); // KeyCheck reports it
-        }
-        List<String> problems = new ArrayList<>();
-        new KeyReadsOnly(method, where, types, elements).walk(ast, problems);
-        return problems.stream().findFirst();
+        return parse(expression).flatMap(ast -> {
+            List<String> problems = new ArrayList<>();
+            new KeyReadsOnly(method, where, types, elements).walk(ast, problems);
+            return problems.stream().findFirst();
+        });
     }
 
     /**
@@ -97,13 +93,16 @@ final class KeyReadsOnly {
      */
     static Optional<String> freeTextJoin(String expression, ExecutableElement method, String where, Types types,
             Elements elements) {
-        SpelNode ast;
+        return parse(expression).flatMap(ast -> new KeyReadsOnly(method, where, types, elements).join(ast));
+    }
+
+    /** The expression's tree; empty if it does not parse ({@link KeyCheck} reports that). */
+    private static Optional<SpelNode> parse(String expression) {
         try {
-            ast = PARSER.parseRaw(expression).getAST();
+            return Optional.of(PARSER.parseRaw(expression).getAST());
         } catch (RuntimeException e) {
-            return Optional.empty(); // KeyCheck reports it
+            return Optional.empty();
         }
-        return new KeyReadsOnly(method, where, types, elements).join(ast);
     }
 
     private Optional<String> join(SpelNode node) {

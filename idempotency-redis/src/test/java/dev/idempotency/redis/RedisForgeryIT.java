@@ -9,16 +9,11 @@ import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,31 +22,11 @@ import org.junit.jupiter.api.Test;
  * as anyone with write access to Redis can, and the genuine outcome is still what every call gets, from the store,
  * while the value Redis held is gone.
  */
-class RedisForgeryIT {
+class RedisForgeryIT extends RedisNodesSupport {
 
     private static final Pattern RESULT = Pattern.compile("\"result\":\"([A-Za-z0-9+/=]*)\"");
     private static final Pattern KEY_HASH = Pattern.compile("\"keyHash\":\"([0-9a-f]*)\"");
 
-    private TestRedis redis;
-    private final Node.Database database = new Node.Database(new InMemoryIdempotencyStore());
-    private final Map<String, AtomicInteger> runs = Node.newRuns();
-    private final List<AutoCloseable> open = new ArrayList<>();
-
-    @BeforeEach
-    void openRedis() {
-        redis = TestRedis.open();
-    }
-
-    @AfterEach
-    void closeAll() throws Exception {
-        if (redis == null) {
-            return; // skipped: no Redis
-        }
-        for (AutoCloseable c : open) {
-            c.close();
-        }
-        redis.close();
-    }
 
     private static final String OTHER_SECRET = "another-secret-of-another-cluster-0123456789";
 

@@ -11,19 +11,14 @@ import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.IdempotencyRecord;
-import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,28 +26,8 @@ import org.junit.jupiter.api.Test;
  * another without the database, each key runs once under many threads on two nodes, an eviction on one node is seen
  * by the other, and nothing uncommitted, unreadable or evicted is ever answered.
  */
-class RedisPrefilterIT {
+class RedisPrefilterIT extends RedisNodesSupport {
 
-    private TestRedis redis;
-    private final Node.Database database = new Node.Database(new InMemoryIdempotencyStore());
-    private final Map<String, AtomicInteger> runs = Node.newRuns();
-    private final List<AutoCloseable> open = new ArrayList<>();
-
-    @BeforeEach
-    void openRedis() {
-        redis = TestRedis.open();
-    }
-
-    @AfterEach
-    void closeAll() throws Exception {
-        if (redis == null) {
-            return; // skipped: no Redis
-        }
-        for (AutoCloseable c : open) {
-            c.close();
-        }
-        redis.close();
-    }
 
     private RedisPrefilter.Builder prefilter(dev.idempotency.store.IdempotencyStore store) {
         return RedisPrefilter.wrap(store).uri(redis.url).secret(TestRedis.SECRET).keyPrefix(redis.prefix)

@@ -30,6 +30,9 @@ import org.springframework.util.MultiValueMap;
  */
 final class BufferedRequest extends HttpServletRequestWrapper {
 
+    /** Reads form bodies: stateless once built, so one serves every request. */
+    private static final FormHttpMessageConverter FORMS = new FormHttpMessageConverter();
+
     private final byte[] body;
     private final @Nullable Map<String, String[]> parameters;
 
@@ -55,7 +58,7 @@ final class BufferedRequest extends HttpServletRequestWrapper {
             HttpHeaders headers = new HttpHeaders();
             headers.setContentType(new MediaType(MediaType.APPLICATION_FORM_URLENCODED,
                     encoding == null ? StandardCharsets.UTF_8 : Charset.forName(encoding)));
-            MultiValueMap<String, String> form = new FormHttpMessageConverter().read(null, new HttpInputMessage() {
+            MultiValueMap<String, String> form = FORMS.read(null, new HttpInputMessage() {
                 @Override
                 public InputStream getBody() {
                     return new ByteArrayInputStream(body);

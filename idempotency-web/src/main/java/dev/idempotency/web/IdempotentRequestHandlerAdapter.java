@@ -36,6 +36,7 @@ import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -597,12 +598,12 @@ public final class IdempotentRequestHandlerAdapter
     private static boolean isForm(HttpServletRequest request) {
         String type = request.getContentType();
         return type != null
-                && type.toLowerCase(java.util.Locale.ROOT).startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE);
+                && type.toLowerCase(Locale.ROOT).startsWith(MediaType.APPLICATION_FORM_URLENCODED_VALUE);
     }
 
     private static boolean isMultipart(HttpServletRequest request) {
         String type = request.getContentType();
-        return type != null && type.toLowerCase(java.util.Locale.ROOT).startsWith("multipart/");
+        return type != null && type.toLowerCase(Locale.ROOT).startsWith("multipart/");
     }
 
     private @Nullable ModelAndView bodyTooLarge(HttpServletRequest request, HttpServletResponse response)
