@@ -3,6 +3,7 @@ package dev.idempotency.web.boot;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.web.IdempotencyKeyPropagationFilter;
 import dev.idempotency.web.IdempotentRequestHandlerAdapter;
+import dev.idempotency.web.ProblemDetailsErrorReportValve;
 import dev.idempotency.web.RequestScope;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -5,6 +5,7 @@ import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.EnableIdempotency;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.web.IdempotentRequestHandlerAdapter;
+import dev.idempotency.web.ProblemDetailsErrorReportValve;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -15,6 +16,7 @@ import org.apache.catalina.LifecycleException;
 import org.apache.catalina.LifecycleState;
 import org.apache.catalina.connector.Connector;
 import org.apache.catalina.core.StandardContext;
+import org.apache.catalina.core.StandardHost;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
@@ -78,6 +80,9 @@ final class OrderServer implements AutoCloseable {
         Tomcat tomcat = new Tomcat();
         tomcat.setSilent(true);   // Tomcat would set the web application's logger to INFO
         tomcat.setBaseDir(baseDir.toString());
+        // what Tomcat refuses before Spring sees it (a 10 000-character key, a DEL byte in a header) is answered as
+        // problem details too, not with Tomcat's HTML page (Spring Boot does this itself)
+        ((StandardHost) tomcat.getHost()).setErrorReportValveClass(ProblemDetailsErrorReportValve.class.getName());
         Connector connector = tomcat.getConnector();
         connector.setPort(port);
         connector.setProperty("address", "127.0.0.1");

@@ -3,10 +3,15 @@ package dev.idempotency.sample.order;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.PrintStream;
+import java.net.Socket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -158,6 +163,40 @@ class OrderServiceSampleTest {
             assertThat(noApproval.getStatusCode()).isEqualTo(HttpStatus.BAD_REQUEST);
             assertThat(noApproval.getHeaders().getContentType()).isEqualTo(MediaType.APPLICATION_PROBLEM_JSON);
             assertThat(noApproval.getBody()).contains("approvalNo").doesNotContain("<html");
+        }
+    }
+
+    @Test
+    void whatTomcatRefusesBeforeSpringSeesItIsAProblemToo() throws Exception {
+        try (OrderServer server = OrderServiceSample.serve(0, Timings.STORY.scaled(0.05), out)) {
+            // past Tomcat's 8 KB header limit, and a DEL byte: HTTP clients will not send these, a socket does
+            for (byte[] key : List.of("k".repeat(10_000).getBytes(StandardCharsets.US_ASCII),
+                    new byte[] {'"', 'k', 0x7f, '"'})) {
+                String response = raw(server.port(), key);
+                assertThat(response).startsWith("HTTP/1.1 400");
+                assertThat(response.toLowerCase(Locale.ROOT))
+                        .contains("content-type: application/problem+json").doesNotContain("<html");
+            }
+        }
+    }
+
+    /** A POST of an order with {@code key} as its Idempotency-Key, sent as bytes; the answer as text. */
+    private static String raw(int port, byte[] key) throws IOException {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(20_000);
+            OutputStream os = socket.getOutputStream();
+            os.write("POST /orders HTTP/1.1\r\nHost: 127.0.0.1\r\nIdempotency-Key: ".getBytes(StandardCharsets.US_ASCII));
+            os.write(key);
+            os.write("\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}"
+                    .getBytes(StandardCharsets.US_ASCII));
+            os.flush();
+            ByteArrayOutputStream answer = new ByteArrayOutputStream();
+            try {
+                socket.getInputStream().transferTo(answer);
+            } catch (SocketException reset) {
+                // the server may close without reading the rest: what arrived is the answer
+            }
+            return answer.toString(StandardCharsets.ISO_8859_1);
         }
     }
 

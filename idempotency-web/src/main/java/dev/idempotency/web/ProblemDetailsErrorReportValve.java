@@ -1,4 +1,4 @@
-package dev.idempotency.web.boot;
+package dev.idempotency.web;
 
 import java.io.IOException;
 import java.io.Writer;
@@ -19,8 +19,16 @@ import tools.jackson.databind.json.JsonMapper;
  * character in a header, a malformed request line), where no error page of the application applies. It writes
  * only where nothing was written (an error the application's own error handling answered is left as it is), and
  * never a stack trace, a server name or the refused input.
+ *
+ * <p>Spring Boot installs it on its embedded Tomcat ({@code idempotency.web.container-errors-as-problems}, on by
+ * default). An embedded Tomcat of your own takes it as its host's error report valve, before it starts:
+ * {@code ((StandardHost) tomcat.getHost()).setErrorReportValveClass(ProblemDetailsErrorReportValve.class.getName())}.
  */
-final class ProblemDetailsErrorReportValve extends ErrorReportValve {
+public final class ProblemDetailsErrorReportValve extends ErrorReportValve {
+
+    /** A valve; Tomcat makes one by its class name. */
+    public ProblemDetailsErrorReportValve() {
+    }
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
