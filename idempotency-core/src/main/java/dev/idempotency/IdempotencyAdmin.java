@@ -6,6 +6,9 @@ import dev.idempotency.internal.Durations;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.Backlog;
+import dev.idempotency.store.IdempotencyAudit;
+import dev.idempotency.store.IdempotencyAudit.Action;
+import dev.idempotency.store.InMemoryIdempotencyAudit;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import dev.idempotency.store.IdempotencyStore;
@@ -38,11 +41,20 @@ import tools.jackson.databind.json.JsonMapper;
  * <pre>{@code
  * IdempotencyAdmin admin = IdempotencyAdmin.builder(store).build();
  * admin.find("Payments.refund", "REFUND:R-1");            // status, readable key, createdAt, expiresAt, leaseUntil
+ * ResolvedBy by = new ResolvedBy("alice", "gateway statement of 2026-12-05");
  * // the gateway says the refund went out: later calls replay this receipt
- * admin.resolveExecuted("Payments.refund", "REFUND:R-1", receipt, ResultType.of(Receipt.class), Duration.ofDays(7));
+ * admin.resolveExecuted("Payments.refund", "REFUND:R-1", receipt, ResultType.of(Receipt.class), Duration.ofDays(7), by);
  * // or it did not: the next call runs
- * admin.release("Payments.refund", "REFUND:R-1");
+ * admin.release("Payments.refund", "REFUND:R-1", by);
+ * admin.history("Payments.refund", "REFUND:R-1");            // who resolved it, when, why
  * }</pre>
+ *
+ * <p>Every resolution names who decided and why ({@link ResolvedBy}); there is no resolution without one. Once the
+ * store has applied it, the admin appends an entry to its {@link IdempotencyAudit} (by default one in memory; give a
+ * durable one, such as the JDBC store's {@code JdbcIdempotencyAudit}, with {@link Builder#audit}) and logs it at
+ * INFO. Run a resolution in a transaction when the store and the audit share one (the Spring Boot endpoint does), so
+ * that both commit or neither; outside one, an audit that fails after the store applied the resolution throws, naming
+ * the resolution that stands.
  *
  * <p>A key is named as the application names it: the operation, the key the expression yields, and the scope (a
  * tenant) when an {@link IdempotencyScope} is in use; the stored identity is computed from them exactly as the
@@ -58,11 +70,14 @@ public final class IdempotencyAdmin {
     private static final System.Logger LOG = System.getLogger(IdempotencyAdmin.class.getName());
     private static final int FORMAT = 1;
     private static final int EVICT_ATTEMPTS = 10;
+    /** How many entries {@link #history} returns at most. */
+    static final int HISTORY = 100;
 
     private final IdempotencyStore store;
     private final ResultCodec codec;
     private final Clock clock;
     private final ClassLoader classLoader;
+    private final IdempotencyAudit audit;
     private volatile @Nullable List<Operation> operations;
 
     private IdempotencyAdmin(Builder b) {
@@ -70,6 +85,7 @@ public final class IdempotencyAdmin {
         this.codec = b.codec;
         this.clock = b.clock;
         this.classLoader = b.classLoader;
+        this.audit = b.audit;
     }
 
     /** Starts an admin on {@code store}. */
@@ -235,8 +251,8 @@ public final class IdempotencyAdmin {
     }
 
     /** Deletes the record of {@code key} of {@code operation}, with no scope, whatever its status. */
-    public boolean evict(String operation, String key) {
-        return evict(operation, "", key);
+    public boolean evict(String operation, String key, ResolvedBy by) {
+        return evict(operation, "", key, by);
     }
 
     /**
@@ -248,10 +264,12 @@ public final class IdempotencyAdmin {
      * and deletes exactly the state it read; if the record changed in between (a new claim, a completion), it reads
      * again and deletes the new state.
      *
+     * @param by who evicts it, and why: recorded in the audit
      * @return false if there was no record (or it vanished before this deleted it)
      * @throws IllegalStateException if the record kept changing under ten attempts in a row
      */
-    public boolean evict(String operation, String scope, String key) {
+    public boolean evict(String operation, String scope, String key, ResolvedBy by) {
+        Objects.requireNonNull(by, "by: an eviction needs who decided it and why");
         byte[] hash = hash(operation, scope, key);
         for (int attempt = 0; attempt < EVICT_ATTEMPTS; attempt++) {
             Optional<IdempotencyRecord> record = store.find(hash);
@@ -259,6 +277,7 @@ public final class IdempotencyAdmin {
                 return false;
             }
             if (store.resolve(record.get(), null, now())) {
+                audit(hash, record.get(), Action.EVICTED, by);
                 return true;
             }
             // it changed between the read and the delete (or vanished): look again
@@ -267,9 +286,9 @@ public final class IdempotencyAdmin {
                 + EVICT_ATTEMPTS + " attempts in a row to evict it; nothing was deleted");
     }
 
-    /** {@link #release(String, String, String)} with no scope. */
-    public boolean release(String operation, String key) {
-        return release(operation, "", key);
+    /** {@link #release(String, String, String, ResolvedBy)} with no scope. */
+    public boolean release(String operation, String key, ResolvedBy by) {
+        return release(operation, "", key, by);
     }
 
     /**
@@ -280,25 +299,29 @@ public final class IdempotencyAdmin {
      * took the stale claim over or the slow original attempt completed it, nothing is deleted and
      * {@link IllegalStateException} says so; {@link #find} the key again and decide again.
      *
+     * @param by who resolves it, and why: recorded in the audit
      * @return false if there was no record
      * @throws IllegalStateException if the record is completed, or in flight with its lease still running (an
      *                               attempt may be running): only an unknown outcome is resolved; or if the record
      *                               changed while it was being released
      */
-    public boolean release(String operation, String scope, String key) {
+    public boolean release(String operation, String scope, String key, ResolvedBy by) {
+        Objects.requireNonNull(by, "by: a resolution needs who decided it and why");
         byte[] hash = hash(operation, scope, key);
         Optional<IdempotencyRecord> record = store.find(hash);
         if (record.isEmpty()) {
             return false;
         }
         requireUnknown(record.get());
-        return resolveObserved(record.get(), null, now(), "release");
+        resolveObserved(record.get(), null, now(), "release");
+        audit(hash, record.get(), Action.RELEASED, by);
+        return true;
     }
 
-    /** {@link #resolveExecuted(String, String, String, Object, ResultType, Duration)} with no scope. */
+    /** {@link #resolveExecuted(String, String, String, Object, ResultType, Duration, ResolvedBy)} with no scope. */
     public <T> boolean resolveExecuted(String operation, String key, @Nullable T result, ResultType<T> resultType,
-            Duration ttl) {
-        return resolveExecuted(operation, "", key, result, resultType, ttl);
+            Duration ttl, ResolvedBy by) {
+        return resolveExecuted(operation, "", key, result, resultType, ttl, by);
     }
 
     /**
@@ -308,6 +331,7 @@ public final class IdempotencyAdmin {
      *
      * @param result     what the method returned, or would have (null for a {@code void} one)
      * @param resultType the method's declared return type, as the executor's operation declares it
+     * @param by         who resolves it, and why: recorded in the audit
      * <p>As with {@link #release}, the record is resolved only in the state it was read in; if it changed meanwhile
      * (taken over, completed), nothing is written and {@link IllegalStateException} says so.
      *
@@ -317,7 +341,8 @@ public final class IdempotencyAdmin {
      * @throws IdempotencyReplayException if the codec cannot encode {@code result} as {@code resultType}
      */
     public <T> boolean resolveExecuted(String operation, String scope, String key, @Nullable T result,
-            ResultType<T> resultType, Duration ttl) {
+            ResultType<T> resultType, Duration ttl, ResolvedBy by) {
+        Objects.requireNonNull(by, "by: a resolution needs who decided it and why");
         Objects.requireNonNull(resultType, "resultType");
         if (ttl.isNegative() || ttl.isZero()) {
             throw new IllegalArgumentException("ttl must be positive, was " + ttl);
@@ -334,14 +359,53 @@ public final class IdempotencyAdmin {
             throw new IdempotencyReplayException("operation " + operation + " key '" + key + "': the result codec"
                     + " wrote a value starting with the byte 0x00, which marks a recorded exception");
         }
-        return resolveObserved(record.get(), data, now().plus(ttl), "resolveExecuted");
+        resolveObserved(record.get(), data, now().plus(ttl), "resolveExecuted");
+        audit(hash, record.get(), Action.RESOLVED_EXECUTED, by);
+        return true;
+    }
+
+    /** {@link #history(String, String, String)} with no scope. */
+    public List<IdempotencyAudit.Entry> history(String operation, String key) {
+        return history(operation, "", key);
+    }
+
+    /**
+     * The resolutions of a key recorded in the audit, the newest first (at most {@value #HISTORY}).
+     *
+     * @throws IllegalArgumentException if the key could never have been accepted
+     */
+    public List<IdempotencyAudit.Entry> history(String operation, String scope, String key) {
+        return audit.history(hash(operation, scope, key), HISTORY);
+    }
+
+    /** The latest {@code limit} resolutions of every key, the newest first. */
+    public List<IdempotencyAudit.Entry> resolutions(int limit) {
+        return audit.recent(limit);
+    }
+
+    /**
+     * Records a resolution the store applied.
+     *
+     * @throws IdempotencyStoreException naming the resolution, if the audit fails
+     */
+    private void audit(byte[] hash, IdempotencyRecord before, Action action, ResolvedBy by) {
+        IdempotencyAudit.Entry entry = new IdempotencyAudit.Entry(hash, before.operation(), before.key(),
+                before.tier(), before.status(), action, by, now());
+        try {
+            audit.append(entry);
+        } catch (RuntimeException e) {
+            throw new IdempotencyStoreException("the audit could not record " + entry + " (" + e.getMessage()
+                    + "); in a transaction it rolls back with the resolution, outside one the resolution stands",
+                    false, e);
+        }
+        LOG.log(System.Logger.Level.INFO, "idempotency resolution: {0}", entry);
     }
 
     /** Applies the decision to the record as it was read, or says that it changed meanwhile. */
-    private boolean resolveObserved(IdempotencyRecord observed, byte @Nullable [] data, Instant expiresAt,
+    private void resolveObserved(IdempotencyRecord observed, byte @Nullable [] data, Instant expiresAt,
             String method) {
         if (store.resolve(observed, data, expiresAt)) {
-            return true;
+            return;
         }
         throw new IllegalStateException(method + ": operation " + observed.operation() + " key '" + observed.key()
                 + "' changed since it was read as " + observed.status()
@@ -452,6 +516,7 @@ public final class IdempotencyAdmin {
         private ResultCodec codec = JacksonResultCodec.create();
         private Clock clock = Clock.systemUTC();
         private ClassLoader classLoader;
+        private IdempotencyAudit audit = new InMemoryIdempotencyAudit();
 
         private Builder(IdempotencyStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -477,6 +542,16 @@ public final class IdempotencyAdmin {
             return this;
         }
 
+        /**
+         * Where resolutions are written down. Default: an {@link InMemoryIdempotencyAudit}, which no other node sees
+         * and a restart loses; give a durable one in production ({@code JdbcIdempotencyAudit.of(store)}).
+         */
+        public Builder audit(IdempotencyAudit audit) {
+            this.audit = Objects.requireNonNull(audit, "audit");
+            return this;
+        }
+
+        /** The admin. */
         public IdempotencyAdmin build() {
             return new IdempotencyAdmin(this);
         }

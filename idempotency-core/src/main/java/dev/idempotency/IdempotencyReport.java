@@ -3,6 +3,7 @@ package dev.idempotency;
 import dev.idempotency.IdempotencyAdmin.Operation;
 import dev.idempotency.IdempotencyEvent.Outcome;
 import dev.idempotency.store.Backlog;
+import dev.idempotency.store.IdempotencyAudit;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -51,6 +52,7 @@ public final class IdempotencyReport {
     private @Nullable List<Backlog> backlog;
     private @Nullable String backlogUnavailable;
     private @Nullable Instant backlogAt;
+    private @Nullable List<IdempotencyAudit.Entry> resolutions;
 
     private IdempotencyReport(List<Operation> operations) {
         this.operations = List.copyOf(operations);
@@ -96,6 +98,15 @@ public final class IdempotencyReport {
         } catch (RuntimeException e) {
             return backlogUnavailable(e.getClass().getSimpleName() + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * Adds the latest resolutions by hand, as the audit holds them ({@link IdempotencyAdmin#resolutions(int)}), the
+     * newest first: who resolved which key, when and why.
+     */
+    public IdempotencyReport resolutions(List<IdempotencyAudit.Entry> resolutions) {
+        this.resolutions = List.copyOf(resolutions);
+        return this;
     }
 
     /** Says whether a {@link ConfirmationGate} is configured (known at run time only). */
@@ -155,6 +166,21 @@ public final class IdempotencyReport {
                         + " operation; see docs/production-checklist.md, question 5.\n");
             }
         }
+        if (resolutions != null) {
+            md.append("\n## Resolved by hand (latest first)\n\n");
+            if (resolutions.isEmpty()) {
+                md.append("None recorded.\n");
+            } else {
+                md.append("| when | operation | key | tier | was | action | by | reason |\n"
+                        + "|---|---|---|---|---|---|---|---|\n");
+                for (IdempotencyAudit.Entry e : resolutions) {
+                    md.append("| ").append(e.at()).append(" | ").append(cell(e.operation())).append(" | ")
+                            .append(cell(e.key())).append(" | ").append(e.tier()).append(" | ").append(e.before())
+                            .append(" | ").append(e.action()).append(" | ").append(cell(e.by().actor()))
+                            .append(" | ").append(cell(e.by().reason())).append(" |\n");
+                }
+            }
+        }
         return md.toString();
     }
 
@@ -210,6 +236,20 @@ public final class IdempotencyReport {
                 o.put("stuck", b.stuck());
                 putInstant(o, "oldestStuckLease", b.oldestStuckLease());
                 o.put("longestStuckSeconds", seconds(b.oldestStuckLease()));
+            }
+        }
+        if (resolutions != null) {
+            ArrayNode resolved = root.putArray("resolutions");
+            for (IdempotencyAudit.Entry e : resolutions) {
+                ObjectNode o = resolved.addObject();
+                o.put("at", e.at().toString());
+                o.put("operation", e.operation());
+                o.put("key", e.key());
+                o.put("tier", e.tier().name());
+                o.put("before", e.before().name());
+                o.put("action", e.action().name());
+                o.put("actor", e.by().actor());
+                o.put("reason", e.by().reason());
             }
         }
         return mapper.writerWithDefaultPrettyPrinter().writeValueAsString(root);

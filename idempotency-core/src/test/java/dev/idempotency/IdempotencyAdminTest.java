@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ForwardingStore;
+import dev.idempotency.store.IdempotencyAudit;
+import dev.idempotency.store.IdempotencyAudit.Action;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
+import dev.idempotency.store.InMemoryIdempotencyAudit;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.io.IOException;
 import java.net.URL;
@@ -25,6 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The operator's view: the inventory, and one key's state, eviction and resolution. */
 class IdempotencyAdminTest {
+
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
     private final TierRulesTest.MutableClock clock = new TierRulesTest.MutableClock(
             Instant.parse("2026-01-01T10:00:00Z"));
@@ -149,7 +154,7 @@ class IdempotencyAdminTest {
         assertThat(admin.find("Orders.create", "tenant-a", "ORDER:1")).isPresent();
         assertThat(admin.find("Orders.create", "ORDER:1")).isEmpty();
         assertThat(admin.find("Orders.create", "tenant-b", "ORDER:1")).isEmpty();
-        assertThat(admin.evict("Orders.create", "tenant-a", "ORDER:1")).isTrue();
+        assertThat(admin.evict("Orders.create", "tenant-a", "ORDER:1", BY)).isTrue();
         assertThat(admin.find("Orders.create", "tenant-a", "ORDER:1")).isEmpty();
     }
 
@@ -164,8 +169,8 @@ class IdempotencyAdminTest {
     @Test
     void evictedTheNextCallRunsAgain() {
         executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "first");
-        assertThat(admin.evict("Orders.create", "ORDER:1")).isTrue();
-        assertThat(admin.evict("Orders.create", "ORDER:1")).isFalse();
+        assertThat(admin.evict("Orders.create", "ORDER:1", BY)).isTrue();
+        assertThat(admin.evict("Orders.create", "ORDER:1", BY)).isFalse();
         assertThat(executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "second"))
                 .isEqualTo("second");
     }
@@ -173,14 +178,14 @@ class IdempotencyAdminTest {
     @Test
     void onlyAnUnknownOutcomeIsResolved() {
         executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
-        assertThatThrownBy(() -> admin.release("Orders.create", "ORDER:1"))
+        assertThatThrownBy(() -> admin.release("Orders.create", "ORDER:1", BY))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("Orders.create key 'ORDER:1' is COMPLETED").hasMessageContaining("evict");
         assertThatThrownBy(() -> admin.resolveExecuted("Orders.create", "ORDER:1", "x", ResultType.of(String.class),
-                Duration.ofHours(1))).isInstanceOf(IllegalStateException.class);
-        assertThat(admin.release("Orders.create", "ORDER:2")).isFalse();
+                Duration.ofHours(1), BY)).isInstanceOf(IllegalStateException.class);
+        assertThat(admin.release("Orders.create", "ORDER:2", BY)).isFalse();
         assertThat(admin.resolveExecuted("Orders.create", "ORDER:2", "x", ResultType.of(String.class),
-                Duration.ofHours(1))).isFalse();
+                Duration.ofHours(1), BY)).isFalse();
     }
 
     @Test
@@ -190,7 +195,7 @@ class IdempotencyAdminTest {
                 .build();
         // an attempt in flight: the admin looks at its key from inside the method
         assertThatThrownBy(() -> executor.execute(slow, "ORDER:9", new Object[] {"ORDER:9"}, () -> {
-            assertThatThrownBy(() -> admin.release("Orders.create", "ORDER:9"))
+            assertThatThrownBy(() -> admin.release("Orders.create", "ORDER:9", BY))
                     .isInstanceOf(IllegalStateException.class).hasMessageContaining("an attempt may still be running");
             assertThat(admin.find("Orders.create", "ORDER:9")).get().extracting(IdempotencyAdmin.Entry::status,
                     IdempotencyAdmin.Entry::leaseUntil).containsExactly(Status.IN_FLIGHT,
@@ -199,12 +204,99 @@ class IdempotencyAdminTest {
             assertThat(admin.find("Orders.create", "ORDER:9")).get().extracting(IdempotencyAdmin.Entry::stale)
                     .isEqualTo(true);
             assertThat(admin.resolveExecuted("Orders.create", "ORDER:9", "by hand", ResultType.of(String.class),
-                    Duration.ofHours(1))).isTrue();
+                    Duration.ofHours(1), BY)).isTrue();
             return "too late";
         })).as("the attempt that outlived its lease learns that its claim was resolved meanwhile")
                 .isInstanceOf(IdempotencyStoreException.class).hasMessageContaining("taken over or evicted");
         assertThat(executor.execute(slow, "ORDER:9", new Object[] {"ORDER:9"}, () -> "again"))
                 .isEqualTo("by hand");
+    }
+
+    @Test
+    void everyResolutionIsAuditedWithWhoWhenWhyAndTheStateBefore() {
+        IdempotentOperation<String> refund = IdempotentOperation
+                .builder("Payments.refund", Tier.IRREVERSIBLE, ResultType.of(String.class))
+                .lease(Duration.ofSeconds(5)).build();
+        IdempotentExecutor crashing = IdempotentExecutor.builder(new TierRulesTest.DiesBeforeRecording(store))
+                .clock(clock).scope(() -> "tenant-a").build();
+        assertThatThrownBy(() -> crashing.execute(refund, "R-1", new Object[0], () -> "paid"))
+                .isInstanceOf(IdempotencyStoreException.class);
+        clock.advance(Duration.ofSeconds(6));
+        Instant resolvedAt = clock.instant();
+
+        ResolvedBy alice = new ResolvedBy("alice", "gateway statement shows no payout");
+        assertThat(admin.release("Payments.refund", "tenant-a", "R-1", alice)).isTrue();
+        executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
+        clock.advance(Duration.ofSeconds(1));
+        ResolvedBy bob = new ResolvedBy("bob", "duplicate order cancelled with the customer");
+        assertThat(admin.evict("Orders.create", "ORDER:1", bob)).isTrue();
+
+        assertThat(admin.history("Payments.refund", "tenant-a", "R-1")).singleElement().satisfies(e -> {
+            assertThat(e.action()).isEqualTo(Action.RELEASED);
+            assertThat(e.by()).isEqualTo(alice);
+            assertThat(e.at()).isEqualTo(resolvedAt);
+            assertThat(e.tier()).isEqualTo(Tier.IRREVERSIBLE);
+            assertThat(e.before()).as("a stale claim, in flight past its lease").isEqualTo(Status.IN_FLIGHT);
+            assertThat(e.key()).isEqualTo("R-1");
+        });
+        assertThat(admin.history("Payments.refund", "R-1")).as("another scope's key has no history").isEmpty();
+        assertThat(admin.resolutions(10)).extracting(IdempotencyAudit.Entry::action, e -> e.by().actor())
+                .as("newest first").containsExactly(
+                        org.assertj.core.groups.Tuple.tuple(Action.EVICTED, "bob"),
+                        org.assertj.core.groups.Tuple.tuple(Action.RELEASED, "alice"));
+        assertThat(admin.resolutions(1)).hasSize(1);
+    }
+
+    @Test
+    void aResolutionIsRefusedWithoutAnActorOrAReason() {
+        assertThatThrownBy(() -> new ResolvedBy(" ", "checked")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("needs an actor");
+        assertThatThrownBy(() -> new ResolvedBy("alice", "")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("alice").hasMessageContaining("needs a reason");
+        assertThatThrownBy(() -> new ResolvedBy("alice\nroot", "checked"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("control characters");
+        executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
+        assertThatThrownBy(() -> admin.evict("Orders.create", "ORDER:1", null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("who decided it");
+        assertThat(admin.find("Orders.create", "ORDER:1")).as("nothing was evicted").isPresent();
+    }
+
+    @Test
+    void anAuditThatFailsNamesTheResolutionThatStands() {
+        IdempotencyAudit broken = new IdempotencyAudit() {
+            @Override
+            public void append(Entry entry) {
+                throw new IllegalStateException("audit table is read-only");
+            }
+
+            @Override
+            public List<Entry> history(byte[] keyHash, int limit) {
+                return List.of();
+            }
+
+            @Override
+            public List<Entry> recent(int limit) {
+                return List.of();
+            }
+        };
+        IdempotencyAdmin audited = IdempotencyAdmin.builder(store).clock(clock).audit(broken).build();
+        executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
+        assertThatThrownBy(() -> audited.evict("Orders.create", "ORDER:1", BY))
+                .isInstanceOf(IdempotencyStoreException.class).hasMessageContaining("EVICTED Orders.create 'ORDER:1'")
+                .hasMessageContaining("test-operator").hasMessageContaining("audit table is read-only")
+                .hasMessageContaining("the resolution stands");
+    }
+
+    @Test
+    void theInMemoryAuditKeepsTheLatestEntries() {
+        InMemoryIdempotencyAudit small = new InMemoryIdempotencyAudit(2);
+        IdempotencyAdmin audited = IdempotencyAdmin.builder(store).clock(clock).audit(small).build();
+        for (int i = 1; i <= 3; i++) {
+            executor.execute(orders, "ORDER:" + i, new Object[] {"ORDER:" + i}, () -> "receipt");
+            audited.evict("Orders.create", "ORDER:" + i, BY);
+        }
+        assertThat(small.recent(10)).extracting(IdempotencyAudit.Entry::key).containsExactly("ORDER:3", "ORDER:2");
+        assertThat(audited.history("Orders.create", "ORDER:1")).isEmpty();
     }
 
     @Test
@@ -220,7 +312,7 @@ class IdempotencyAdminTest {
 
         Instant tick = Instant.parse("2026-01-01T10:00:00Z");
         assertThat(admin.resolveExecuted("Clock.ticks", "T", List.of(tick), new ResultType<List<Instant>>() { },
-                Duration.ofHours(1))).isTrue();
+                Duration.ofHours(1), BY)).isTrue();
         List<Instant> replayed = executor.execute(times, "T", new Object[0], () -> List.of());
         assertThat(replayed).containsExactly(tick);
         assertThat(replayed.get(0)).isInstanceOf(Instant.class);
@@ -262,14 +354,14 @@ class IdempotencyAdminTest {
         ClaimRequest retry = claimAt("ORDER:1", clock.instant());
         racing.afterFind.add(() -> assertThat(racing.takeOver(retry, stale).isAcquired()).isTrue());
 
-        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:1"))
+        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:1", BY))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("release: operation Orders.create key 'ORDER:1' changed since it was read")
                 .hasMessageContaining("find the key again");
         assertThat(racing.find(crashed.keyHash())).as("the retry's live claim is kept: no third caller may run")
                 .contains(retry.toInFlightRecord());
         // read again, the operator sees the live claim and is refused
-        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:1"))
+        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:1", BY))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("an attempt may still be running");
     }
 
@@ -286,7 +378,7 @@ class IdempotencyAdminTest {
                 .isTrue());
 
         assertThatThrownBy(() -> operator.resolveExecuted("Orders.create", "ORDER:2", "by hand",
-                ResultType.of(String.class), Duration.ofDays(1)))
+                ResultType.of(String.class), Duration.ofDays(1), BY))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("resolveExecuted: operation Orders.create key 'ORDER:2' changed since it was"
                         + " read as IN_FLIGHT");
@@ -298,7 +390,7 @@ class IdempotencyAdminTest {
         racing.claim(slower);
         clock.advance(Duration.ofMinutes(1));
         racing.afterFind.add(() -> racing.complete(slower.keyHash(), slower.leaseUntil(), real, expiresAt));
-        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:3"))
+        assertThatThrownBy(() -> operator.release("Orders.create", "ORDER:3", BY))
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("changed since it was read");
         assertThat(racing.find(slower.keyHash()).orElseThrow().result()).as("the real outcome is not deleted")
                 .isEqualTo(real);
@@ -314,8 +406,8 @@ class IdempotencyAdminTest {
         IdempotencyRecord stale = racing.find(first.keyHash()).orElseThrow();
         racing.afterFind.add(() -> racing.takeOver(claimAt("ORDER:4", clock.instant()), stale));
 
-        assertThat(operator.evict("Orders.create", "ORDER:4")).isTrue();
+        assertThat(operator.evict("Orders.create", "ORDER:4", BY)).isTrue();
         assertThat(racing.find(first.keyHash())).isEmpty();
-        assertThat(operator.evict("Orders.create", "ORDER:4")).isFalse();
+        assertThat(operator.evict("Orders.create", "ORDER:4", BY)).isFalse();
     }
 }

@@ -26,6 +26,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class ReplayExceptionsTest {
 
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
+
     /** A declared checked business exception. */
     public static final class PaymentDeclinedException extends Exception {
         private static final long serialVersionUID = 1L;
@@ -282,7 +284,7 @@ class ReplayExceptionsTest {
         IdempotencyAdmin admin = IdempotencyAdmin.builder(store).codec(zeroFirstCodec()).build();
 
         assertThatThrownBy(() -> admin.resolveExecuted(TRANSFER.name(), "R-1", "by hand", ResultType.of(String.class),
-                Duration.ofHours(1)))
+                Duration.ofHours(1), BY))
                 .isInstanceOf(IdempotencyReplayException.class).hasMessageContaining("0x00");
         assertThat(store.find(keyHash).orElseThrow().status()).isEqualTo(IdempotencyRecord.Status.NEEDS_REVIEW);
     }

@@ -34,6 +34,8 @@ import org.junit.jupiter.api.Test;
  */
 class TierRulesTest {
 
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
+
     private static final int THREADS = 8;
 
     private final MutableClock clock = new MutableClock(Instant.parse("2026-01-01T10:00:00Z"));
@@ -148,7 +150,7 @@ class TierRulesTest {
 
         // the operator checked the gateway: the refund went out as "gateway-ref-9"
         assertThat(admin.resolveExecuted(op.name(), "REFUND:1", "gateway-ref-9", ResultType.of(String.class),
-                Duration.ofDays(7))).isTrue();
+                Duration.ofDays(7), BY)).isTrue();
 
         events.clear();
         assertThat(call(executor, op, "REFUND:1", "REFUND:1", "another trace")).isEqualTo("gateway-ref-9");
@@ -172,7 +174,7 @@ class TierRulesTest {
                 .isInstanceOf(IdempotencyOutcomeUnknownException.class);
 
         // the operator checked the gateway: the refund never went out
-        assertThat(admin.release(op.name(), "REFUND:1")).isTrue();
+        assertThat(admin.release(op.name(), "REFUND:1", BY)).isTrue();
         assertThat(admin.find(op.name(), "REFUND:1")).isEmpty();
 
         assertThat(call(executor, op, "REFUND:1", "REFUND:1", null)).isEqualTo("receipt-2");

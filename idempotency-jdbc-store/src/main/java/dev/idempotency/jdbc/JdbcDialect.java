@@ -123,6 +123,15 @@ public abstract class JdbcDialect {
     }
 
     /**
+     * Where the script of the resolutions' audit table ({@link JdbcIdempotencyAudit}) is on the classpath, e.g.
+     * {@code dev/idempotency/jdbc/audit-postgresql.sql}. It creates the table under its default name,
+     * {@code idempotency_record_audit}.
+     */
+    public final String auditSchemaLocation() {
+        return "dev/idempotency/jdbc/audit-" + name() + ".sql";
+    }
+
+    /**
      * Where the script of this dialect's optional claim procedure is on the classpath, if it has one: MariaDB's
      * {@code dev/idempotency/jdbc/schema-mariadb-claim-procedure.sql}, for the table's default name. It is one
      * statement with semicolons in its body: run it whole, not split at them. With the procedure a claim in the
@@ -134,8 +143,8 @@ public abstract class JdbcDialect {
 
     /**
      * The statements that remove a table made by this dialect's scripts, with what they make beside it under a name
-     * of its own: on PostgreSQL the table's digest domain ({@code <table>_sha256}), on MariaDB its claim procedure
-     * ({@code <table>_claim_v1}). Each is {@code IF EXISTS}, in the order to run them (the table first: its columns
+     * of its own: its audit table ({@code <table>_audit}, {@link #auditSchemaLocation()}), on PostgreSQL the table's
+     * digest domain ({@code <table>_sha256}), on MariaDB its claim procedure ({@code <table>_claim_v1}). Each is {@code IF EXISTS}, in the order to run them (the table first: its columns
      * use the domain). For tests and tools that make a table per run and drop it afterwards; dropping the table alone
      * leaves the others behind.
      *
@@ -146,6 +155,7 @@ public abstract class JdbcDialect {
         JdbcIdempotencyStore.checkIdentifier("table", table, true);
         List<String> drops = new ArrayList<>();
         drops.add("DROP TABLE IF EXISTS " + table);
+        drops.add("DROP TABLE IF EXISTS " + table + "_audit");
         companionsToDrop(table, drops);
         return List.copyOf(drops);
     }

@@ -126,6 +126,11 @@ public final class JdbcIdempotencyStore implements IdempotencyStore {
         return tableName;
     }
 
+    /** The data source the store connects through (its audit's too: {@link JdbcIdempotencyAudit#of}). */
+    DataSource dataSource() {
+        return dataSource;
+    }
+
     /** The dialect in use: the configured one, or the one the JDBC metadata names (this may connect once). */
     public JdbcDialect dialect() {
         return resolve().dialect();

@@ -25,6 +25,12 @@ class SchemaScriptsTest {
             assertThat(guide).as("docs/stores.md quotes %s", dialect.schemaLocation()).contains(script.strip());
         }
         assertThat(JdbcDialect.postgresql().schemaLocation()).isEqualTo("dev/idempotency/jdbc/schema-postgresql.sql");
+        for (JdbcDialect dialect : new JdbcDialect[] {JdbcDialect.h2(), JdbcDialect.postgresql(), JdbcDialect.mysql(),
+                JdbcDialect.mariadb()}) {
+            String audit = TestSchema.script(dialect.auditSchemaLocation());
+            assertThat(audit).contains("CREATE TABLE " + JdbcIdempotencyAudit.DEFAULT_TABLE_NAME + " (");
+            assertThat(guide).as("docs/stores.md quotes %s", dialect.auditSchemaLocation()).contains(audit.strip());
+        }
         String migration = TestSchema.script(PostgresDialect.DIGEST_DOMAIN_MIGRATION);
         assertThat(guide).as("docs/stores.md quotes %s", PostgresDialect.DIGEST_DOMAIN_MIGRATION)
                 .contains(migration.strip());
@@ -37,12 +43,15 @@ class SchemaScriptsTest {
     @Test
     void dropStatementsNameTheTableAndWhatItsScriptsMadeBesideIt() {
         assertThat(JdbcDialect.postgresql().dropStatements("billing.orders_idem")).containsExactly(
-                "DROP TABLE IF EXISTS billing.orders_idem", "DROP DOMAIN IF EXISTS billing.orders_idem_sha256");
+                "DROP TABLE IF EXISTS billing.orders_idem", "DROP TABLE IF EXISTS billing.orders_idem_audit",
+                "DROP DOMAIN IF EXISTS billing.orders_idem_sha256");
         assertThat(JdbcDialect.mariadb().dropStatements("orders_idem")).containsExactly(
-                "DROP TABLE IF EXISTS orders_idem", "DROP PROCEDURE IF EXISTS orders_idem_claim_v1");
+                "DROP TABLE IF EXISTS orders_idem", "DROP TABLE IF EXISTS orders_idem_audit",
+                "DROP PROCEDURE IF EXISTS orders_idem_claim_v1");
         assertThat(JdbcDialect.mysql().dropStatements("orders_idem"))
-                .containsExactly("DROP TABLE IF EXISTS orders_idem");
-        assertThat(JdbcDialect.h2().dropStatements("orders_idem")).containsExactly("DROP TABLE IF EXISTS orders_idem");
+                .containsExactly("DROP TABLE IF EXISTS orders_idem", "DROP TABLE IF EXISTS orders_idem_audit");
+        assertThat(JdbcDialect.h2().dropStatements("orders_idem"))
+                .containsExactly("DROP TABLE IF EXISTS orders_idem", "DROP TABLE IF EXISTS orders_idem_audit");
         for (String bad : new String[] {"t; DROP TABLE x", "a.b.c", "", "\"t\""}) {
             assertThatThrownBy(() -> JdbcDialect.postgresql().dropStatements(bad))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'" + bad + "'");

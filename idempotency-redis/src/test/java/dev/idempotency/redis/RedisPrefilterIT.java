@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyEvent.Outcome;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.TransactionBridge;
 import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.internal.Keys;
@@ -27,6 +28,8 @@ import org.junit.jupiter.api.Test;
  * by the other, and nothing uncommitted, unreadable or evicted is ever answered.
  */
 class RedisPrefilterIT extends RedisNodesSupport {
+
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
 
     private RedisPrefilter.Builder prefilter(dev.idempotency.store.IdempotencyStore store) {
@@ -121,7 +124,7 @@ class RedisPrefilterIT extends RedisNodesSupport {
         assertThat(b.call("K-1")).isEqualTo("K-1#1");
         assertThat(b.lastOutcome()).isEqualTo(Outcome.REPLAYED_CACHED);
 
-        assertThat(IdempotencyAdmin.builder(a.prefilter).build().evict(Node.ORDER.name(), "K-1")).isTrue();
+        assertThat(IdempotencyAdmin.builder(a.prefilter).build().evict(Node.ORDER.name(), "K-1", BY)).isTrue();
 
         assertThat(redis.commands().exists(redisKey("K-1"))).isZero();
         assertThat(b.call("K-1")).isEqualTo("K-1#2");
@@ -136,7 +139,7 @@ class RedisPrefilterIT extends RedisNodesSupport {
         a.call("K-1");
         awaitShared("K-1");
         IdempotencyRecord before = database.find(hash("K-1")).orElseThrow();
-        IdempotencyAdmin.builder(a.prefilter).build().evict(Node.ORDER.name(), "K-1");
+        IdempotencyAdmin.builder(a.prefilter).build().evict(Node.ORDER.name(), "K-1", BY);
 
         // another node read the record just before the eviction, and shares it just after
         RedisPrefilter late = prefilter(new ForwardingStore(database) {

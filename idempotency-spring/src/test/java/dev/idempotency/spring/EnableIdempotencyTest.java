@@ -10,6 +10,7 @@ import dev.idempotency.IdempotencyObserver;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.Tier;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.IdempotencyRecord.Status;
@@ -39,6 +40,8 @@ import org.springframework.transaction.annotation.EnableTransactionManagement;
 
 /** What {@code @EnableIdempotency} registers, and what it takes from the context. */
 class EnableIdempotencyTest {
+
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
     /** A bean whose key uses a static method and a bean reference: allowed only by an opted-in KeyResolver. */
     public static class Greeter {
@@ -245,7 +248,7 @@ class EnableIdempotencyTest {
             assertThat(admin.find("Counter.next", "K").orElseThrow().expired())
                     .as("judged by the context's clock, past the 1h ttl").isTrue();
 
-            assertThat(admin.evict("Counter.next", "K")).isTrue();
+            assertThat(admin.evict("Counter.next", "K", BY)).isTrue();
             assertThat(counter.next("K")).as("evicted, the key runs again").isEqualTo(2);
             assertThat(counter.next("K")).isEqualTo(2);
         }

@@ -2,6 +2,7 @@ package dev.idempotency.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.ResolvedBy;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -30,6 +31,8 @@ import tools.jackson.databind.json.JsonMapper;
  * with {@link HttpClient}, on the database a subclass names.
  */
 abstract class AbstractIdempotentRequestTest {
+
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final String BODY = "{\"item\":\"book\",\"quantity\":2}";
@@ -352,7 +355,7 @@ abstract class AbstractIdempotentRequestTest {
 
         assertThat(admin.find("http", stored)).isPresent();
         assertThat(admin.find("http", IdempotentRequestHandlerAdapter.storedKey("bob", key))).isEmpty();
-        assertThat(admin.evict("http", stored)).isTrue();
+        assertThat(admin.evict("http", stored, BY)).isTrue();
         HttpResponse<byte[]> after = post("/orders", BODY, "Idempotency-Key", key, "X-User", "alice");
 
         assertThat(after.headers().firstValue("Idempotent-Replayed")).isEmpty();

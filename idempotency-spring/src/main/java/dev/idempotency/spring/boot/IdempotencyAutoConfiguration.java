@@ -11,6 +11,7 @@ import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.store.CircuitBreakerStore;
 import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
+import dev.idempotency.jdbc.JdbcIdempotencyAudit;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.metrics.MicrometerIdempotencyListener;
 import dev.idempotency.metrics.MicrometerIdempotencyObserver;
@@ -20,6 +21,7 @@ import dev.idempotency.spring.IdempotentAspect;
 import dev.idempotency.spring.IdempotentAspectCustomizer;
 import dev.idempotency.spring.IdempotentAspectSupport;
 import dev.idempotency.spring.SpringTransactionBridge;
+import dev.idempotency.store.IdempotencyAudit;
 import dev.idempotency.store.IdempotencyStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
@@ -45,6 +47,9 @@ import org.springframework.beans.factory.support.BeanDefinitionRegistryPostProce
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.ResourceLoader;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionOperations;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.util.ClassUtils;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -198,9 +203,16 @@ public final class IdempotencyAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(IdempotencyStore.class)
     IdempotencyAdmin idempotencyAdmin(IdempotencyStoreFront front, ResultCodec codec, ObjectProvider<Clock> clock,
-            ResourceLoader resourceLoader) {
+            ResourceLoader resourceLoader, ObjectProvider<IdempotencyAudit> audit) {
         IdempotencyAdmin.Builder builder = IdempotencyAdmin.builder(front.store()).codec(codec)
                 .clock(clock.getIfUnique(Clock::systemUTC));
+        IdempotencyAudit theAudit = audit.getIfUnique();
+        if (theAudit != null) {
+            builder.audit(theAudit);
+        } else {
+            LOG.info("Resolutions by hand are audited in memory only (this node, until it stops): declare an"
+                    + " IdempotencyAudit bean, e.g. JdbcIdempotencyAudit.of(store), to keep them");
+        }
         ClassLoader classLoader = resourceLoader.getClassLoader();
         if (classLoader != null) {
             builder.classLoader(classLoader);
@@ -313,6 +325,13 @@ public final class IdempotencyAutoConfiguration {
             return JdbcIdempotencyStore.builder(dataSource).tableName(properties.getJdbc().getTableName()).build();
         }
 
+        /** Resolutions by hand, in the table beside the store's, written in the resolution's transaction. */
+        @Bean
+        @ConditionalOnMissingBean(IdempotencyAudit.class)
+        JdbcIdempotencyAudit idempotencyAudit(JdbcIdempotencyStore idempotencyStore) {
+            return JdbcIdempotencyAudit.of(idempotencyStore);
+        }
+
         @Configuration(proxyBeanMethods = false)
         @ConditionalOnClass(name = "org.springframework.boot.jdbc.init.DataSourceScriptDatabaseInitializer")
         static class SchemaInitializationConfiguration {
@@ -385,19 +404,25 @@ public final class IdempotencyAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    @EnableConfigurationProperties(IdempotencyEndpointProperties.class)
     static class ReportEndpointConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
         IdempotencyReportEndpoint idempotencyReportEndpoint(ObjectProvider<IdempotencyAdmin> admin,
                 IdempotencyReport.Counts counts, ObjectProvider<ConfirmationGate> gate, ObjectProvider<Clock> clock,
-                ObjectProvider<JsonMapper> jsonMapper) {
+                ObjectProvider<JsonMapper> jsonMapper, IdempotencyEndpointProperties properties,
+                ObjectProvider<PlatformTransactionManager> transactionManager) {
+            PlatformTransactionManager tm = transactionManager.getIfUnique();
+            IdempotencyReportEndpoint.Guard guard = new IdempotencyReportEndpoint.Guard(properties.getShowKeys(),
+                    properties.getRoles(), tm != null ? new TransactionTemplate(tm)
+                            : TransactionOperations.withoutTransaction());
             // resolved when asked: the admin exists once the application has its one store
             return new IdempotencyReportEndpoint(() -> {
                 IdempotencyAdmin theAdmin = admin.getIfAvailable();
                 return theAdmin == null ? java.util.List.of() : theAdmin.operations();
             }, counts, () -> gate.getIfAvailable() != null, admin::getIfAvailable,
-                    clock.getIfUnique(Clock::systemUTC), jsonMapper.getIfUnique(JacksonResultCodec::defaultMapper));
+                    clock.getIfUnique(Clock::systemUTC), jsonMapper.getIfUnique(JacksonResultCodec::defaultMapper), guard);
         }
     }
 

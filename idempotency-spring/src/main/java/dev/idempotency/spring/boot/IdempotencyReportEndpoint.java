@@ -1,21 +1,31 @@
 package dev.idempotency.spring.boot;
 
 import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyReport;
+import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.ResultType;
+import dev.idempotency.store.IdempotencyAudit;
+import java.security.Principal;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.transaction.support.TransactionOperations;
 import org.springframework.util.ClassUtils;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
@@ -26,24 +36,31 @@ import tools.jackson.databind.json.JsonMapper;
  * <ul>
  *   <li>{@code GET /actuator/idempotency}: JSON; the operations and this node's counts, what waits for an operator
  *       as stored ({@code backlog}: per operation, the {@code NEEDS_REVIEW} records and the age of the oldest, the
- *       claims stuck past their lease), and the first {@value #LISTED} of each ({@code needsReview}, {@code stuck}:
- *       operation, readable key, status, instants; never a result);</li>
+ *       claims stuck past their lease), the first {@value #LISTED} of each ({@code needsReview}, {@code stuck}:
+ *       operation, readable key, status, instants; never a result) and the latest resolutions by hand
+ *       ({@code resolutions}: who, when, why);</li>
  *   <li>{@code GET /actuator/idempotency/markdown}: the Markdown page;</li>
- *   <li>{@code POST /actuator/idempotency}, a write operation: an operator resolves a key whose outcome nobody
- *       knows (a {@code NEEDS_REVIEW} record, or a claim stuck past its lease) with a JSON body
- *       {@code {"operation": ..., "key": ..., "scope": ..., "outcome": "not-executed" | "executed", "result": ...}}:
- *       {@code not-executed} releases it (the next call runs), {@code executed} records {@code result} (the JSON the
- *       method would have returned, read as its declared return type) for the operation's ttl.</li>
+ *   <li>{@code POST /actuator/idempotency}, a write operation, <strong>off unless turned on</strong>
+ *       ({@code management.endpoint.idempotency.access=unrestricted}): an authenticated operator resolves a key whose
+ *       outcome nobody knows (a {@code NEEDS_REVIEW} record, or a claim stuck past its lease) with a JSON body
+ *       {@code {"operation": ..., "key": ..., "scope": ..., "outcome": "not-executed" | "executed", "result": ...,
+ *       "reason": ...}}: {@code not-executed} releases it (the next call runs), {@code executed} records
+ *       {@code result} (the JSON the method would have returned, read as its declared return type) for the
+ *       operation's ttl. The resolution names the principal as its actor and is written to the audit in the same
+ *       transaction; without a principal it is refused (403).</li>
  * </ul>
- * Expose it like any endpoint ({@code management.endpoints.web.exposure.include=idempotency}); the write operation
- * is guarded as every actuator write is: {@code management.endpoint.idempotency.access=read-only} turns it off, and
- * Spring Security should let only operators {@code POST} to it. The JSON shows readable keys (business identifiers).
+ * Like Boot's {@code shutdown}, the endpoint's default access is read-only. Readable keys (business identifiers),
+ * actors and reasons are shown as {@code management.endpoint.idempotency.show-keys} says (by default only to an
+ * authenticated principal, in one of {@code management.endpoint.idempotency.roles} when set); to anyone else they
+ * read {@value #MASK}.
  */
-@Endpoint(id = "idempotency")
+@Endpoint(id = "idempotency", defaultAccess = Access.READ_ONLY)
 public class IdempotencyReportEndpoint {
 
     /** How many keys of each list the JSON report shows. */
     static final int LISTED = 50;
+    /** What a reader not allowed to see keys reads in their place. */
+    static final String MASK = "******";
 
     private static final JsonMapper MAPPER = JsonMapper.builder().build();
 
@@ -53,6 +70,7 @@ public class IdempotencyReportEndpoint {
     private final Supplier<@Nullable IdempotencyAdmin> admin;
     private final Clock clock;
     private final JsonMapper results;
+    private final Guard guard;
 
     /**
      * @param operations       the operations on the class path ({@link IdempotencyAdmin#operations()})
@@ -61,7 +79,7 @@ public class IdempotencyReportEndpoint {
      */
     public IdempotencyReportEndpoint(Supplier<List<IdempotencyAdmin.Operation>> operations,
             IdempotencyReport.Counts counts, BooleanSupplier confirmationGate) {
-        this(operations, counts, confirmationGate, () -> null, Clock.systemUTC(), MAPPER);
+        this(operations, counts, confirmationGate, () -> null, Clock.systemUTC(), MAPPER, Guard.DEFAULTS);
     }
 
     /**
@@ -69,90 +87,168 @@ public class IdempotencyReportEndpoint {
      *                and the resolution
      * @param clock   the executor's clock
      * @param results reads an {@code executed} resolution's result (the application's mapper)
+     * @param guard   who sees keys and who may resolve, and the transaction a resolution runs in
      */
     public IdempotencyReportEndpoint(Supplier<List<IdempotencyAdmin.Operation>> operations,
             IdempotencyReport.Counts counts, BooleanSupplier confirmationGate,
-            Supplier<@Nullable IdempotencyAdmin> admin, Clock clock, JsonMapper results) {
+            Supplier<@Nullable IdempotencyAdmin> admin, Clock clock, JsonMapper results, Guard guard) {
         this.operations = operations;
         this.counts = counts;
         this.confirmationGate = confirmationGate;
         this.admin = admin;
         this.clock = clock;
         this.results = results;
+        this.guard = guard;
     }
 
-    private IdempotencyReport build() {
+    /**
+     * Who reads keys, who resolves, and in which transaction.
+     *
+     * @param showKeys     when readable keys, actors and reasons are shown ({@code WHEN_AUTHORIZED}: to an
+     *                     authenticated principal in one of {@code roles}, or any authenticated one when it is empty)
+     * @param roles        the roles allowed to read keys and to resolve; empty: any authenticated principal
+     * @param transactions runs each resolution with its audit entry in one transaction
+     */
+    public record Guard(Show showKeys, Set<String> roles, TransactionOperations transactions) {
+
+        /** Keys to authenticated principals, any role, no transaction. */
+        public static final Guard DEFAULTS = new Guard(Show.WHEN_AUTHORIZED, Set.of(),
+                TransactionOperations.withoutTransaction());
+
+        public Guard {
+            roles = Set.copyOf(roles);
+        }
+
+        boolean showsKeys(SecurityContext context) {
+            return showKeys.isShown(context, roles);
+        }
+
+        /** Why {@code context} may not resolve, or null if it may. */
+        @Nullable String refusal(SecurityContext context) {
+            Principal principal = context.getPrincipal();
+            if (principal == null || principal.getName() == null || principal.getName().isBlank()) {
+                return "resolving a key needs an authenticated operator, whose name the audit records: put the"
+                        + " endpoint behind Spring Security (docs/security.md)";
+            }
+            if (!roles.isEmpty() && roles.stream().noneMatch(context::isUserInRole)) {
+                return principal.getName() + " has none of the roles management.endpoint.idempotency.roles names";
+            }
+            return null;
+        }
+    }
+
+    private IdempotencyReport build(boolean showKeys) {
         IdempotencyReport report = IdempotencyReport.of(operations.get()).counts(counts)
                 .confirmationGate(confirmationGate.getAsBoolean());
         IdempotencyAdmin theAdmin = admin.get();
-        return theAdmin == null ? report : report.backlog(theAdmin, clock.instant());
+        if (theAdmin == null) {
+            return report;
+        }
+        report.backlog(theAdmin, clock.instant());
+        try {
+            report.resolutions(theAdmin.resolutions(LISTED).stream().map(e -> showKeys ? e : masked(e)).toList());
+        } catch (RuntimeException e) {
+            // the backlog says whether the store answers; an audit that cannot be read leaves its section out
+        }
+        return report;
+    }
+
+    private static IdempotencyAudit.Entry masked(IdempotencyAudit.Entry e) {
+        return new IdempotencyAudit.Entry(new byte[32], e.operation(), MASK, e.tier(), e.before(), e.action(),
+                new ResolvedBy(MASK, MASK), e.at());
     }
 
     /** The report as JSON, with the first keys waiting for an operator. */
     @ReadOperation
-    public Map<String, Object> report() {
-        Map<String, Object> json = MAPPER.readValue(build().toJson(), new TypeReference<Map<String, Object>>() { });
+    public Map<String, Object> report(SecurityContext securityContext) {
+        boolean showKeys = guard.showsKeys(securityContext);
+        Map<String, Object> json = MAPPER.readValue(build(showKeys).toJson(),
+                new TypeReference<Map<String, Object>>() { });
         IdempotencyAdmin theAdmin = admin.get();
         if (theAdmin != null && !json.containsKey("backlogUnavailable")) {
             try {
-                json.put("needsReview", MAPPER.convertValue(theAdmin.needsReview(LISTED), List.class));
-                json.put("stuck", MAPPER.convertValue(theAdmin.stuck(LISTED), List.class));
+                json.put("needsReview", listed(theAdmin.needsReview(LISTED), showKeys));
+                json.put("stuck", listed(theAdmin.stuck(LISTED), showKeys));
             } catch (RuntimeException e) {
                 json.put("backlogUnavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
             }
         }
+        if (!showKeys) {
+            json.put("keysShown", false);
+        }
         return json;
+    }
+
+    private static List<?> listed(List<IdempotencyAdmin.Entry> entries, boolean showKeys) {
+        List<Map<String, Object>> list = MAPPER.convertValue(entries, new TypeReference<List<Map<String, Object>>>() {
+        });
+        if (!showKeys) {
+            list.forEach(e -> e.put("key", MASK));
+        }
+        return list;
     }
 
     /** The report as Markdown ({@code format} = {@code markdown}). */
     @ReadOperation(produces = "text/markdown")
-    public String format(@Selector String format) {
+    public String format(SecurityContext securityContext, @Selector String format) {
         if (!format.equals("markdown")) {
             throw new IllegalArgumentException("the idempotency report comes as json (no selector) or markdown,"
                     + " not " + format);
         }
-        return build().toMarkdown();
+        return build(guard.showsKeys(securityContext)).toMarkdown();
     }
 
     /**
      * Resolves a key whose outcome nobody knows ({@link IdempotencyAdmin#release} or
-     * {@link IdempotencyAdmin#resolveExecuted}).
+     * {@link IdempotencyAdmin#resolveExecuted}), as the authenticated principal, in one transaction with its audit
+     * entry.
      *
-     * @param operation the operation name
-     * @param key       the key, as the key expression yielded it
-     * @param scope     what the {@code IdempotencyScope} returned for the call (a tenant); absent for none
-     * @param outcome   {@code not-executed} (release: the next call runs) or {@code executed}
-     * @param result    for {@code executed}: the method's result as JSON (absent or {@code null} for a {@code void}
-     *                  method), replayed to every later call for the operation's ttl
-     * @return 200 with {@code resolved: true}; 404 when no record holds the key; 409 when the record is not an
-     *         unknown outcome, or changed while it was being resolved; 400 for a bad request
+     * @param securityContext who asks: the principal is the resolution's actor
+     * @param operation       the operation name
+     * @param key             the key, as the key expression yielded it
+     * @param scope           what the {@code IdempotencyScope} returned for the call (a tenant); absent for none
+     * @param outcome         {@code not-executed} (release: the next call runs) or {@code executed}
+     * @param result          for {@code executed}: the method's result as JSON (absent or {@code null} for a
+     *                        {@code void} method), replayed to every later call for the operation's ttl
+     * @param reason          why: what the operator checked; recorded in the audit
+     * @return 200 with {@code resolved: true}; 403 without an authenticated principal (or one without the roles);
+     *         404 when no record holds the key; 409 when the record is not an unknown outcome, or changed while it
+     *         was being resolved; 400 for a bad request; 503 when the store or the audit failed (nothing changed
+     *         when they share a transaction)
      */
     @WriteOperation
-    public WebEndpointResponse<Map<String, Object>> resolve(String operation, String key, @Nullable String scope,
-            String outcome, @Nullable String result) {
+    public WebEndpointResponse<Map<String, Object>> resolve(SecurityContext securityContext, String operation,
+            String key, @Nullable String scope, String outcome, @Nullable String result, @Nullable String reason) {
+        String refusal = guard.refusal(securityContext);
+        if (refusal != null) {
+            return answer(403, operation, key, refusal);
+        }
         IdempotencyAdmin theAdmin = admin.get();
         if (theAdmin == null) {
             return answer(503, operation, key, "no IdempotencyAdmin: the application has no single idempotency store");
         }
         String theScope = scope == null ? "" : scope;
         try {
-            boolean found = switch (outcome) {
-                case "not-executed" -> theAdmin.release(operation, theScope, key);
-                case "executed" -> executed(theAdmin, operation, theScope, key, result);
+            ResolvedBy by = new ResolvedBy(securityContext.getPrincipal().getName(), reason == null ? "" : reason);
+            Boolean found = guard.transactions().execute(status -> switch (outcome) {
+                case "not-executed" -> theAdmin.release(operation, theScope, key, by);
+                case "executed" -> executed(theAdmin, operation, theScope, key, result, by);
                 default -> throw new IllegalArgumentException("outcome must be not-executed or executed, was '"
                         + outcome + "'");
-            };
-            return found ? answer(200, operation, key, null)
+            });
+            return Boolean.TRUE.equals(found) ? answer(200, operation, key, null)
                     : answer(404, operation, key, "no record holds this key (scope '" + theScope + "')");
+        } catch (IdempotencyStoreException e) {
+            return answer(503, operation, key, e.getMessage());
         } catch (IllegalStateException e) {
             return answer(409, operation, key, e.getMessage());
-        } catch (IllegalArgumentException | dev.idempotency.IdempotencyException | tools.jackson.core.JacksonException e) {
+        } catch (IllegalArgumentException | IdempotencyException | tools.jackson.core.JacksonException e) {
             return answer(400, operation, key, e.getMessage());
         }
     }
 
     private boolean executed(IdempotencyAdmin theAdmin, String operation, String scope, String key,
-            @Nullable String result) {
+            @Nullable String result, ResolvedBy by) {
         IdempotencyAdmin.Operation op = theAdmin.operation(operation).orElseThrow(() -> new IllegalArgumentException(
                 "operation " + operation + " is not in the inventory (operations.json): resolve it as executed"
                         + " with IdempotencyAdmin.resolveExecuted in code, or as not-executed here"));
@@ -160,7 +256,7 @@ public class IdempotencyReportEndpoint {
         Object value = result == null || type == void.class ? null : results.readValue(result, type);
         @SuppressWarnings("unchecked")
         ResultType<Object> resultType = (ResultType<Object>) ResultType.of(type);
-        return theAdmin.resolveExecuted(operation, scope, key, value, resultType, op.ttl());
+        return theAdmin.resolveExecuted(operation, scope, key, value, resultType, op.ttl(), by);
     }
 
     /** The declared return type, when it is a class (a generic one is resolved in code, with its type token). */

@@ -1,5 +1,6 @@
 package dev.idempotency.spring.boot;
 
+import dev.idempotency.jdbc.JdbcIdempotencyAudit;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.spring.boot.IdempotencyProperties.SchemaInitialization;
 import java.io.IOException;
@@ -28,7 +29,8 @@ import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
 
 /**
  * Creates the JDBC store's table from the script shipped for its database ({@code dev/idempotency/jdbc/schema-*.sql},
- * the very file users copy into their migrations), under the configured table name, when it does not exist yet.
+ * the very file users copy into their migrations), under the configured table name, when it does not exist yet; and
+ * beside it the audit of resolutions by hand ({@code audit-*.sql}, the table's name with {@code _audit} after it).
  * A Spring Boot database initializer: beans that depend on database initialization start after it.
  */
 final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitializer {
@@ -38,6 +40,8 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
     private static final Pattern SCRIPT_TABLE_WORD = Pattern.compile("\\b" + SCRIPT_TABLE + "\\b");
     /** PostgreSQL's digest domain: a schema object of its own, which goes where the table goes. */
     private static final Pattern SCRIPT_DOMAIN = Pattern.compile("\\b" + SCRIPT_TABLE + "(_sha256)\\b");
+    private static final String SCRIPT_AUDIT = JdbcIdempotencyAudit.DEFAULT_TABLE_NAME;
+    private static final Pattern SCRIPT_AUDIT_WORD = Pattern.compile("\\b" + SCRIPT_AUDIT + "\\b");
     private static final Pattern CREATE_DOMAIN =
             Pattern.compile("(?i)CREATE\\s+DOMAIN\\s+(\\S+)\\s+AS\\s+(\\w+)[^;]*;\\s*");
 
@@ -75,26 +79,60 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
     @Override
     protected void runScripts(Scripts scripts) {
         String table = store.tableName();
+        Charset encoding = scripts.getEncoding() != null ? scripts.getEncoding() : StandardCharsets.UTF_8;
         if (tableExists(table)) {
             LOG.debug("The idempotency table " + table + " exists; not creating it");
+        } else {
+            ResourceDatabasePopulator populator = populator(scripts, encoding);
+            for (Resource script : scripts) {
+                populator.addScript(script(withoutExistingDomains(rename(read(script, encoding), table)), script,
+                        encoding));
+            }
+            DatabasePopulatorUtils.execute(populator, getDataSource());
+            LOG.info("Created the idempotency table " + table + " from " + store.dialect().schemaLocation());
+            store.dialect().claimProcedureLocation().ifPresent(location -> createClaimProcedure(location, table));
+        }
+        createAuditTable(scripts, encoding, JdbcIdempotencyAudit.of(store).tableName());
+    }
+
+    /** The audit of resolutions by hand ({@code JdbcIdempotencyAudit.of(store)}), beside the table, if missing. */
+    private void createAuditTable(Scripts scripts, Charset encoding, String audit) {
+        if (tableExists(audit)) {
+            LOG.debug("The idempotency audit table " + audit + " exists; not creating it");
             return;
         }
+        Resource script = new ClassPathResource(store.dialect().auditSchemaLocation());
+        ResourceDatabasePopulator populator = populator(scripts, encoding);
+        populator.addScript(script(renameAudit(read(script, encoding), audit), script, encoding));
+        DatabasePopulatorUtils.execute(populator, getDataSource());
+        LOG.info("Created the idempotency audit table " + audit + " from " + store.dialect().auditSchemaLocation());
+    }
+
+    /** The shipped audit script with {@code audit} in place of {@code idempotency_record_audit}, as {@link #rename}. */
+    static String renameAudit(String script, String audit) {
+        String unqualified = audit.substring(audit.lastIndexOf('.') + 1);
+        String renamed = script.replace(SCRIPT_AUDIT + "_", unqualified + "_");
+        return SCRIPT_AUDIT_WORD.matcher(renamed).replaceAll(Matcher.quoteReplacement(audit));
+    }
+
+    private static ResourceDatabasePopulator populator(Scripts scripts, Charset encoding) {
         ResourceDatabasePopulator populator = new ResourceDatabasePopulator();
         populator.setContinueOnError(scripts.isContinueOnError());
         populator.setSeparator(scripts.getSeparator());
-        Charset encoding = scripts.getEncoding() != null ? scripts.getEncoding() : StandardCharsets.UTF_8;
         populator.setSqlScriptEncoding(encoding.name());
-        for (Resource script : scripts) {
-            try {
-                String sql = withoutExistingDomains(rename(script.getContentAsString(encoding), table));
-                populator.addScript(new ByteArrayResource(sql.getBytes(encoding), script.getDescription()));
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot read " + script, e);
-            }
+        return populator;
+    }
+
+    private static String read(Resource script, Charset encoding) {
+        try {
+            return script.getContentAsString(encoding);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + script, e);
         }
-        DatabasePopulatorUtils.execute(populator, getDataSource());
-        LOG.info("Created the idempotency table " + table + " from " + store.dialect().schemaLocation());
-        store.dialect().claimProcedureLocation().ifPresent(location -> createClaimProcedure(location, table));
+    }
+
+    private static Resource script(String sql, Resource from, Charset encoding) {
+        return new ByteArrayResource(sql.getBytes(encoding), from.getDescription());
     }
 
     /**

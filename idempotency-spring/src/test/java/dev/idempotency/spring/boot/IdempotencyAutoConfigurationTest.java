@@ -8,6 +8,7 @@ import dev.idempotency.IdempotencyKeyReusedException;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.Tier;
 import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.codec.JacksonResultCodec;
@@ -48,6 +49,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 import tools.jackson.databind.json.JsonMapper;
 
 class IdempotencyAutoConfigurationTest {
+
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(IdempotencyAutoConfiguration.class,
@@ -327,7 +330,7 @@ class IdempotencyAutoConfigurationTest {
             assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
             assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #1");
 
-            assertThat(context.getBean(IdempotencyAdmin.class).evict("Greeter.greet", "K1")).isTrue();
+            assertThat(context.getBean(IdempotencyAdmin.class).evict("Greeter.greet", "K1", BY)).isTrue();
 
             assertThat(greeter.greet("K1", "ann")).isEqualTo("hello ann #2");
         });

@@ -18,6 +18,7 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.Principal;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
@@ -33,6 +35,25 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * review: as not executed (the next call runs) or as executed with a result (every later call replays it).
  */
 class IdempotencyEndpointResolveTest {
+
+    static final SecurityContext OPERATOR = as("ops-alice");
+    static final SecurityContext ANONYMOUS = SecurityContext.NONE;
+    private static final String WHY = "checked the gateway";
+
+    /** An authenticated principal of that name, in {@code roles}. */
+    static SecurityContext as(String name, String... roles) {
+        return new SecurityContext() {
+            @Override
+            public Principal getPrincipal() {
+                return () -> name;
+            }
+
+            @Override
+            public boolean isUserInRole(String role) {
+                return List.of(roles).contains(role);
+            }
+        };
+    }
 
     private static final String INVENTORY = """
             {"format": 1, "operations": [
@@ -74,13 +95,17 @@ class IdempotencyEndpointResolveTest {
     }
 
     private IdempotencyReportEndpoint endpoint(Path dir) throws IOException {
+        return endpoint(dir, IdempotencyReportEndpoint.Guard.DEFAULTS);
+    }
+
+    private IdempotencyReportEndpoint endpoint(Path dir, IdempotencyReportEndpoint.Guard guard) throws IOException {
         Path file = dir.resolve(IdempotencyAdmin.OPERATIONS_RESOURCE);
         Files.createDirectories(file.getParent());
         Files.writeString(file, INVENTORY);
         IdempotencyAdmin admin = IdempotencyAdmin.builder(store).clock(later)
                 .classLoader(new URLClassLoader(new URL[] {dir.toUri().toURL()}, null)).build();
         return new IdempotencyReportEndpoint(admin::operations, new IdempotencyReport.Counts(), () -> false,
-                () -> admin, later, JacksonResultCodec.defaultMapper());
+                () -> admin, later, JacksonResultCodec.defaultMapper(), guard);
     }
 
     @Test
@@ -89,7 +114,7 @@ class IdempotencyEndpointResolveTest {
         heldForReview("Payouts.send", "P-1");
         IdempotencyReportEndpoint endpoint = endpoint(dir);
 
-        Map<String, Object> json = endpoint.report();
+        Map<String, Object> json = endpoint.report(OPERATOR);
         List<Map<String, Object>> backlog = (List<Map<String, Object>>) json.get("backlog");
         assertThat(backlog).singleElement().satisfies(b -> {
             assertThat(b).containsEntry("operation", "Payouts.send").containsEntry("needsReview", 1)
@@ -98,7 +123,7 @@ class IdempotencyEndpointResolveTest {
         assertThat((List<Map<String, Object>>) json.get("needsReview")).singleElement()
                 .satisfies(e -> assertThat(e).containsEntry("key", "P-1").containsEntry("status", "NEEDS_REVIEW")
                         .doesNotContainKey("result"));
-        assertThat(endpoint.format("markdown")).contains("| Payouts.send | 1 | 2h0m | 0 | - |");
+        assertThat(endpoint.format(OPERATOR, "markdown")).contains("| Payouts.send | 1 | 2h0m | 0 | - |");
     }
 
     @Test
@@ -106,8 +131,8 @@ class IdempotencyEndpointResolveTest {
         sendFailed("P-1");
         IdempotencyReportEndpoint endpoint = endpoint(dir);
 
-        WebEndpointResponse<Map<String, Object>> answer = endpoint.resolve("Payouts.send", "P-1", null,
-                "not-executed", null);
+        WebEndpointResponse<Map<String, Object>> answer = endpoint.resolve(OPERATOR, "Payouts.send", "P-1", null,
+                "not-executed", null, WHY);
 
         assertThat(answer.getStatus()).isEqualTo(200);
         assertThat(answer.getBody()).containsEntry("resolved", true);
@@ -121,8 +146,8 @@ class IdempotencyEndpointResolveTest {
         sendFailed("P-1");
         IdempotencyReportEndpoint endpoint = endpoint(dir);
 
-        WebEndpointResponse<Map<String, Object>> answer = endpoint.resolve("Payouts.send", "P-1", "", "executed",
-                "\"receipt-9\"");
+        WebEndpointResponse<Map<String, Object>> answer = endpoint.resolve(OPERATOR, "Payouts.send", "P-1", "",
+                "executed", "\"receipt-9\"", WHY);
 
         assertThat(answer.getStatus()).isEqualTo(200);
         assertThat(store.find(Keys.hash("Payouts.send", "", "P-1")).orElseThrow().status())
@@ -137,22 +162,94 @@ class IdempotencyEndpointResolveTest {
         heldForReview("Payouts.batch", "B-1");
         IdempotencyReportEndpoint endpoint = endpoint(dir);
 
-        assertThat(endpoint.resolve("Payouts.send", "nobody", null, "not-executed", null).getStatus())
-                .isEqualTo(404);
-        assertThat(endpoint.resolve("Payouts.batch", "B-1", null, "maybe", null).getStatus()).isEqualTo(400);
-        WebEndpointResponse<Map<String, Object>> generic = endpoint.resolve("Payouts.batch", "B-1", null,
-                "executed", "[\"a\"]");
+        assertThat(endpoint.resolve(OPERATOR, "Payouts.send", "nobody", null, "not-executed", null, WHY)
+                .getStatus()).isEqualTo(404);
+        assertThat(endpoint.resolve(OPERATOR, "Payouts.batch", "B-1", null, "maybe", null, WHY).getStatus())
+                .isEqualTo(400);
+        WebEndpointResponse<Map<String, Object>> generic = endpoint.resolve(OPERATOR, "Payouts.batch", "B-1", null,
+                "executed", "[\"a\"]", WHY);
         assertThat(generic.getStatus()).isEqualTo(400);
         assertThat(generic.getBody().get("problem").toString()).contains("generic");
-        assertThat(endpoint.resolve("Unknown.op", "B-1", null, "executed", "1").getStatus()).isEqualTo(400);
+        assertThat(endpoint.resolve(OPERATOR, "Unknown.op", "B-1", null, "executed", "1", WHY).getStatus())
+                .isEqualTo(400);
         assertThat(store.find(Keys.hash("Payouts.batch", "", "B-1")).orElseThrow().status())
                 .isEqualTo(Status.NEEDS_REVIEW);
 
         // a completed key is no unknown outcome: refused with 409
         IdempotentExecutor.builder(store).clock(later).build().execute(send, "P-2", new Object[] {"P-2"}, () -> "ok");
-        WebEndpointResponse<Map<String, Object>> completed = endpoint.resolve("Payouts.send", "P-2", null,
-                "not-executed", null);
+        WebEndpointResponse<Map<String, Object>> completed = endpoint.resolve(OPERATOR, "Payouts.send", "P-2", null,
+                "not-executed", null, WHY);
         assertThat(completed.getStatus()).isEqualTo(409);
         assertThat(completed.getBody()).containsEntry("resolved", false);
+    }
+
+    @Test
+    void theWriteOperationIsOffUnlessTurnedOn() {
+        assertThat(IdempotencyReportEndpoint.class.getAnnotation(
+                org.springframework.boot.actuate.endpoint.annotation.Endpoint.class).defaultAccess())
+                .as("like Boot's shutdown: an operator turns the POST on explicitly")
+                .isEqualTo(org.springframework.boot.actuate.endpoint.Access.READ_ONLY);
+    }
+
+    @Test
+    void anAnonymousResolutionIsRefusedAndNothingChanges(@TempDir Path dir) throws IOException {
+        sendFailed("P-1");
+        IdempotencyReportEndpoint endpoint = endpoint(dir);
+
+        WebEndpointResponse<Map<String, Object>> answer = endpoint.resolve(ANONYMOUS, "Payouts.send", "P-1", null,
+                "not-executed", null, WHY);
+
+        assertThat(answer.getStatus()).isEqualTo(403);
+        assertThat(answer.getBody().get("problem").toString()).contains("authenticated operator");
+        assertThat(store.find(Keys.hash("Payouts.send", "", "P-1")).orElseThrow().status())
+                .as("the irreversible call is still held: the next retry does not run it again")
+                .isEqualTo(Status.NEEDS_REVIEW);
+        assertThat(endpoint.resolve(OPERATOR, "Payouts.send", "P-1", null, "not-executed", null, " ").getStatus())
+                .as("a resolution without a reason").isEqualTo(400);
+        assertThat(store.find(Keys.hash("Payouts.send", "", "P-1"))).isPresent();
+    }
+
+    @Test
+    void withRolesOnlyAnOperatorInOneResolvesAndReadsKeys(@TempDir Path dir) throws IOException {
+        sendFailed("P-1");
+        IdempotencyReportEndpoint endpoint = endpoint(dir, new IdempotencyReportEndpoint.Guard(
+                org.springframework.boot.actuate.endpoint.Show.WHEN_AUTHORIZED, java.util.Set.of("OPERATOR"),
+                org.springframework.transaction.support.TransactionOperations.withoutTransaction()));
+
+        assertThat(endpoint.resolve(as("bob"), "Payouts.send", "P-1", null, "not-executed", null, WHY)
+                .getStatus()).isEqualTo(403);
+        assertThat(endpoint.report(as("bob")).get("needsReview").toString()).contains("key=******")
+                .doesNotContain("P-1");
+        assertThat(endpoint.report(as("carol", "OPERATOR")).get("needsReview").toString()).contains("key=P-1");
+        assertThat(endpoint.resolve(as("carol", "OPERATOR"), "Payouts.send", "P-1", null, "not-executed", null,
+                WHY).getStatus()).isEqualTo(200);
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theReportShowsWhoResolvedWhatAndWhyButNotToAnAnonymousReader(@TempDir Path dir) throws IOException {
+        sendFailed("P-1");
+        heldForReview("Payouts.send", "P-2");
+        IdempotencyReportEndpoint endpoint = endpoint(dir);
+        assertThat(endpoint.resolve(OPERATOR, "Payouts.send", "P-1", null, "not-executed", null,
+                "the gateway's statement shows no payout").getStatus()).isEqualTo(200);
+
+        List<Map<String, Object>> resolutions = (List<Map<String, Object>>) endpoint.report(OPERATOR)
+                .get("resolutions");
+        assertThat(resolutions).singleElement().satisfies(r -> assertThat(r).containsEntry("key", "P-1")
+                .containsEntry("actor", "ops-alice").containsEntry("reason", "the gateway's statement shows no payout")
+                .containsEntry("action", "RELEASED").containsEntry("before", "NEEDS_REVIEW")
+                .containsEntry("tier", "IRREVERSIBLE"));
+        assertThat(endpoint.format(OPERATOR, "markdown")).contains("## Resolved by hand")
+                .contains("| Payouts.send | P-1 | IRREVERSIBLE | NEEDS_REVIEW | RELEASED | ops-alice |");
+
+        Map<String, Object> anonymous = endpoint.report(ANONYMOUS);
+        String text = anonymous.toString();
+        assertThat(text).doesNotContain("P-1").doesNotContain("P-2").doesNotContain("ops-alice")
+                .doesNotContain("statement");
+        assertThat(anonymous).containsEntry("keysShown", false);
+        assertThat((List<Map<String, Object>>) anonymous.get("backlog")).as("the counts are still there")
+                .singleElement().satisfies(b -> assertThat(b).containsEntry("needsReview", 1));
+        assertThat(endpoint.format(ANONYMOUS, "markdown")).doesNotContain("P-1").doesNotContain("ops-alice");
     }
 }

@@ -33,9 +33,9 @@ class IdempotencyReportEndpointTest {
             assertThat(context.getBean(IdempotencyReport.Counts.class).of("Greeter.greet"))
                     .containsEntry(dev.idempotency.IdempotencyEvent.Outcome.EXECUTED, 1L);
             IdempotencyReportEndpoint endpoint = context.getBean(IdempotencyReportEndpoint.class);
-            Map<String, Object> json = endpoint.report();
+            Map<String, Object> json = endpoint.report(IdempotencyEndpointResolveTest.OPERATOR);
             assertThat(json).containsKey("operations");
-            assertThat(endpoint.format("markdown")).startsWith("# Idempotent operations: the five questions");
+            assertThat(endpoint.format(IdempotencyEndpointResolveTest.OPERATOR, "markdown")).startsWith("# Idempotent operations: the five questions");
         });
     }
 

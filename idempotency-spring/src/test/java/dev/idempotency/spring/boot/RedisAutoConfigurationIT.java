@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.redis.RedisPrefilter;
 import dev.idempotency.store.CircuitBreakerStore;
@@ -25,6 +26,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
  * pre-filter, on the machine's Redis ({@code IDEMPOTENCY_REDIS_URL}); without the property there is none.
  */
 class RedisAutoConfigurationIT {
+
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
     private final String prefix = "idempotency-test:" + UUID.randomUUID().toString().substring(0, 8) + ":";
     private String url;
@@ -89,7 +92,7 @@ class RedisAutoConfigurationIT {
                             .isEqualTo(1);
                     await().atMost(Duration.ofSeconds(5)).until(() -> !"2.forged".equals(redis.sync().get(forged)));
                     // the admin works through the same chain: its eviction leaves Redis too
-                    assertThat(context.getBean(IdempotencyAdmin.class).evict("Greeter.greet", "G-1")).isTrue();
+                    assertThat(context.getBean(IdempotencyAdmin.class).evict("Greeter.greet", "G-1", BY)).isTrue();
                     assertThat(redis.sync().exists(prefix + "{" + java.util.HexFormat.of().formatHex(
                             dev.idempotency.internal.Keys.hash("Greeter.greet", "", "G-1")) + "}")).isZero();
                 });

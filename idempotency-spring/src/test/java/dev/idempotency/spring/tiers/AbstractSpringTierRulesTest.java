@@ -9,6 +9,7 @@ import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyOutcomeUnknownException;
 import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.ResultType;
 import dev.idempotency.jdbc.JdbcDialect;
 import dev.idempotency.spring.EnableIdempotency;
@@ -55,6 +56,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class AbstractSpringTierRulesTest {
+
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
     private static final int THREADS = 8;
 
@@ -301,7 +304,7 @@ abstract class AbstractSpringTierRulesTest {
         // the operator asked the gateway: the refund went out as gw-checked
         RefundReceipt resolution = new RefundReceipt(refundId, amount, "gw-checked");
         assertThat(admin.resolveExecuted("TierService.refund", key, resolution, ResultType.of(RefundReceipt.class),
-                Duration.ofDays(7))).isTrue();
+                Duration.ofDays(7), BY)).isTrue();
 
         assertThat(tiers.refund(refundId, amount)).isEqualTo(resolution);
         assertThat(tiers.refund(refundId, amount)).isEqualTo(resolution);
@@ -317,7 +320,7 @@ abstract class AbstractSpringTierRulesTest {
         String key = crashedRefundUnderReview(refundId, amount, before);
 
         // the operator asked the gateway: the refund never went out
-        assertThat(admin.release("TierService.refund", key)).isTrue();
+        assertThat(admin.release("TierService.refund", key, BY)).isTrue();
         assertThat(status("TierService.refund", key)).isNull();
 
         RefundReceipt sent = tiers.refund(refundId, amount);

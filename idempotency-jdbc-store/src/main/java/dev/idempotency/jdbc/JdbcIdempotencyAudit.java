@@ -1,0 +1,184 @@
+package dev.idempotency.jdbc;
+
+import dev.idempotency.ResolvedBy;
+import dev.idempotency.Tier;
+import dev.idempotency.store.IdempotencyAudit;
+import dev.idempotency.store.IdempotencyRecord.Status;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.DataAccessException;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.core.RowMapper;
+
+/**
+ * The audit of resolutions by hand ({@link IdempotencyAudit}) in a table beside the store's, created by the dialect's
+ * script ({@link JdbcDialect#auditSchemaLocation()}, {@code idempotency_record_audit}).
+ *
+ * <pre>{@code
+ * IdempotencyAdmin admin = IdempotencyAdmin.builder(store).audit(JdbcIdempotencyAudit.of(store)).build();
+ * }</pre>
+ *
+ * <p>It connects as the store does ({@code DataSourceUtils}): inside a Spring-managed transaction on the same
+ * {@code DataSource} an entry is written in that transaction, so a resolution run in one (the Boot actuator endpoint
+ * runs each so) and its entry commit together or not at all. Outside one, each entry commits on its own. Entries are
+ * never updated, and nothing purges them: they are few (one per resolution by hand) and are the record of who
+ * decided.
+ *
+ * <p>Thread-safe.
+ */
+public final class JdbcIdempotencyAudit implements IdempotencyAudit {
+
+    /** The default table name: the store's default with {@code _audit} after it. */
+    public static final String DEFAULT_TABLE_NAME = JdbcIdempotencyStore.DEFAULT_TABLE_NAME + "_audit";
+
+    private static final String COLUMNS = "key_hash, operation, idem_key, tier, status_before, action, actor, reason,"
+            + " resolved_at";
+
+    private final JdbcTemplate jdbc;
+    private final String tableName;
+    private final @Nullable JdbcDialect configuredDialect;
+    private final @Nullable JdbcIdempotencyStore store;
+    private final String insert;
+    private final String history;
+    private final String recent;
+
+    private JdbcIdempotencyAudit(DataSource dataSource, String tableName, @Nullable JdbcDialect dialect,
+            @Nullable JdbcIdempotencyStore store) {
+        this.jdbc = new JdbcTemplate(dataSource);
+        this.tableName = tableName;
+        this.configuredDialect = dialect;
+        this.store = store;
+        // the table name is a validated identifier, the only text put into the statements
+        this.insert = "INSERT INTO " + tableName + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        this.history = "SELECT " + COLUMNS + " FROM " + tableName + " WHERE key_hash = ? ORDER BY id DESC";
+        this.recent = "SELECT " + COLUMNS + " FROM " + tableName + " ORDER BY id DESC";
+    }
+
+    /**
+     * The audit of {@code store}: on its data source and dialect, in the table named as the store's with
+     * {@code _audit} after it ({@code idempotency_record_audit} for the default table).
+     */
+    public static JdbcIdempotencyAudit of(JdbcIdempotencyStore store) {
+        String table = JdbcIdempotencyStore.checkIdentifier("JdbcIdempotencyAudit.of", store.tableName() + "_audit",
+                true);
+        return new JdbcIdempotencyAudit(store.dataSource(), table, null, store);
+    }
+
+    /** Starts an audit on {@code dataSource}, in {@value #DEFAULT_TABLE_NAME} unless told otherwise. */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /** The table's name. */
+    public String tableName() {
+        return tableName;
+    }
+
+    private JdbcDialect dialect() {
+        if (configuredDialect != null) {
+            return configuredDialect;
+        }
+        return store != null ? store.dialect() : JdbcDialect.of(Objects.requireNonNull(jdbc.getDataSource()));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @throws DataAccessException naming the table (a missing table names the script that creates it)
+     */
+    @Override
+    public void append(Entry e) {
+        JdbcDialect dialect = dialect();
+        try {
+            jdbc.update(insert, ps -> {
+                ps.setBytes(1, e.keyHash());
+                ps.setString(2, e.operation());
+                ps.setString(3, e.key());
+                ps.setString(4, e.tier().name());
+                ps.setString(5, e.before().name());
+                ps.setString(6, e.action().name());
+                ps.setString(7, e.by().actor());
+                ps.setString(8, e.by().reason());
+                dialect.bindInstant(ps, 9, e.at());
+            });
+        } catch (DataAccessException ex) {
+            throw new IllegalStateException("cannot write to the audit table " + tableName + " (create it with "
+                    + dialect.auditSchemaLocation() + "): " + ex.getMostSpecificCause().getMessage(), ex);
+        }
+    }
+
+    @Override
+    public List<Entry> history(byte[] keyHash, int limit) {
+        JdbcTemplate limited = limited(limit);
+        return limited.query(history, row(dialect()), (Object) keyHash.clone());
+    }
+
+    @Override
+    public List<Entry> recent(int limit) {
+        return limited(limit).query(recent, row(dialect()));
+    }
+
+    /** A template that fetches at most {@code limit} rows (no dialect-specific LIMIT syntax needed). */
+    private JdbcTemplate limited(int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be positive, was " + limit);
+        }
+        JdbcTemplate t = new JdbcTemplate(Objects.requireNonNull(jdbc.getDataSource()));
+        t.setMaxRows(limit);
+        t.setFetchSize(Math.min(limit, 100));
+        return t;
+    }
+
+    private static RowMapper<Entry> row(JdbcDialect dialect) {
+        return (ResultSet rs, int n) -> entry(rs, dialect);
+    }
+
+    private static Entry entry(ResultSet rs, JdbcDialect dialect) throws SQLException {
+        return new Entry(rs.getBytes(1), rs.getString(2), rs.getString(3), Tier.valueOf(rs.getString(4)),
+                Status.valueOf(rs.getString(5)), Action.valueOf(rs.getString(6)),
+                new ResolvedBy(rs.getString(7), rs.getString(8)), Objects.requireNonNull(dialect.instant(rs, 9)));
+    }
+
+    @Override
+    public String toString() {
+        return "JdbcIdempotencyAudit[" + tableName + "]";
+    }
+
+    /** Builds a {@link JdbcIdempotencyAudit}. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private String tableName = DEFAULT_TABLE_NAME;
+        private @Nullable JdbcDialect dialect;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /**
+         * The table, created by the dialect's audit script with this name in place of
+         * {@code idempotency_record_audit}: a plain SQL identifier, optionally qualified by a schema.
+         *
+         * @throws IllegalArgumentException if it is not a plain identifier
+         */
+        public Builder tableName(String tableName) {
+            this.tableName = JdbcIdempotencyStore.checkIdentifier("JdbcIdempotencyAudit.Builder.tableName", tableName,
+                    true);
+            return this;
+        }
+
+        /** The database's dialect; without it the audit reads the product name from the JDBC metadata. */
+        public Builder dialect(JdbcDialect dialect) {
+            this.dialect = Objects.requireNonNull(dialect, "dialect");
+            return this;
+        }
+
+        /** The audit. */
+        public JdbcIdempotencyAudit build() {
+            return new JdbcIdempotencyAudit(dataSource, tableName, dialect, null);
+        }
+    }
+}
