@@ -78,6 +78,23 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
         return tableName;
     }
 
+    /**
+     * Checks that the table exists (one query, on a connection of its own outside any transaction). The Spring
+     * integration calls it at startup and logs a warning when it fails.
+     *
+     * @throws IllegalStateException naming the table and the script that creates it
+     */
+    public void verifyTable() {
+        DataSource dataSource = Objects.requireNonNull(jdbc.getDataSource());
+        try (java.sql.Connection con = dataSource.getConnection();
+                java.sql.Statement st = con.createStatement()) {
+            st.executeQuery("SELECT id FROM " + tableName + " WHERE 1 = 0").close();
+        } catch (SQLException e) {
+            throw new IllegalStateException("the idempotency audit table " + tableName + " cannot be read ("
+                    + e.getMessage() + "): create it with the script " + dialect().auditSchemaLocation(), e);
+        }
+    }
+
     private JdbcDialect dialect() {
         if (configuredDialect != null) {
             return configuredDialect;

@@ -105,7 +105,11 @@ abstract class AbstractAuditTest {
 
     @Test
     void anAuditWithoutItsTableRollsTheResolutionBackAndNamesTheScript() {
+        audit.verifyTable();
         new JdbcTemplate(database().dataSource()).execute("DROP TABLE " + table + "_audit");
+        assertThatThrownBy(audit::verifyTable).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(table + "_audit")
+                .hasMessageContaining(database().dialect().auditSchemaLocation());
         crashedClaim("R-1");
         TransactionTemplate tx = new TransactionTemplate(new DataSourceTransactionManager(database().dataSource()));
         assertThatThrownBy(() -> tx.executeWithoutResult(status -> admin(NOW).release(OPERATION, "R-1",

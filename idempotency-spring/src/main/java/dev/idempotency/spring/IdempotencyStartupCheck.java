@@ -337,6 +337,16 @@ final class IdempotencyStartupCheck implements SmartInitializingSingleton, BeanF
                                     + " startup" : ""));
                 }
             }
+            // the audit is needed at a resolution by hand only: a missing table is said at startup, not fatal
+            for (dev.idempotency.jdbc.JdbcIdempotencyAudit audit
+                    : bf.getBeansOfType(dev.idempotency.jdbc.JdbcIdempotencyAudit.class, false, false).values()) {
+                try {
+                    audit.verifyTable();
+                } catch (IllegalStateException e) {
+                    LOG.warn(e.getMessage() + ": until it exists, every resolution by hand (IdempotencyAdmin,"
+                            + " the actuator endpoint) fails");
+                }
+            }
         }
     }
 

@@ -453,6 +453,45 @@ class IdempotencyAutoConfigurationTest {
         });
     }
 
+    @Test
+    void resolutionsAreAuditedInTheTableBesideTheStoresWhichBootCreates() {
+        runner.run(context -> {
+            context.getBean(Greeter.class).greet("K-audit", "ann");
+            IdempotencyAdmin admin = context.getBean(IdempotencyAdmin.class);
+            assertThat(context.getBean(dev.idempotency.store.IdempotencyAudit.class))
+                    .isInstanceOf(dev.idempotency.jdbc.JdbcIdempotencyAudit.class);
+            assertThat(admin.evict("Greeter.greet", "K-audit", BY)).isTrue();
+            assertThat(admin.history("Greeter.greet", "K-audit")).singleElement()
+                    .satisfies(e -> assertThat(e.by()).isEqualTo(BY));
+            assertThat(new JdbcTemplate(context.getBean(javax.sql.DataSource.class)).queryForObject(
+                    "select count(*) from idempotency_record_audit where actor = 'test-operator'", Integer.class))
+                    .isEqualTo(1);
+        });
+    }
+
+    /** A DataSource whose store table was made by hand, as a migration would, without the audit table. */
+    @Configuration(proxyBeanMethods = false)
+    static class StoreTableOnlyConfiguration {
+        @Bean
+        javax.sql.DataSource dataSource() {
+            return new EmbeddedDatabaseBuilder().setType(EmbeddedDatabaseType.H2).generateUniqueName(true)
+                    .addScript("classpath:dev/idempotency/jdbc/schema-h2.sql").build();
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void aMissingAuditTableIsSaidAtStartupWithItsScriptButDoesNotFailIt(
+            org.springframework.boot.test.system.CapturedOutput output) {
+        runner.withUserConfiguration(StoreTableOnlyConfiguration.class)
+                .withPropertyValues("idempotency.jdbc.initialize-schema=never").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(output).contains("the idempotency audit table idempotency_record_audit cannot be read")
+                            .contains("create it with the script dev/idempotency/jdbc/audit-h2.sql")
+                            .contains("every resolution by hand");
+                });
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class OwnAspect {
         @Bean
