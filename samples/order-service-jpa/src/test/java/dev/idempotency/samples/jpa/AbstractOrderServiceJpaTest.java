@@ -41,7 +41,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * commit that fails at Hibernate's flush is never replayed.
  */
 @SpringBootTest
-@Import(RecordedOutcomes.class)
+@Import({ RecordedOutcomes.class, FlushingOrderService.class })
 abstract class AbstractOrderServiceJpaTest {
 
     @Autowired
@@ -79,15 +79,25 @@ abstract class AbstractOrderServiceJpaTest {
         return committed.queryForObject("SELECT COUNT(*) FROM orders WHERE order_no = ?", Long.class, orderNo);
     }
 
-    /** Committed idempotency records of this key. */
+    /** Committed idempotency records of this key of {@link OrderService#placeOrder}. */
     private long idempotencyRows(String key) {
-        return committed.queryForObject("SELECT COUNT(*) FROM idempotency_record WHERE idem_key = ?", Long.class,
-                "ORDER:" + key);
+        return idempotencyRecords("ORDER:" + key);
     }
 
-    /** The outcomes published for this key, in order. */
+    /** Committed idempotency records of this key, as the store writes it. */
+    private long idempotencyRecords(String storedKey) {
+        return committed.queryForObject("SELECT COUNT(*) FROM idempotency_record WHERE idem_key = ?", Long.class,
+                storedKey);
+    }
+
+    /** The outcomes published for this key of {@link OrderService#placeOrder}, in order. */
     private List<IdempotencyEvent.Outcome> outcomesOf(String key) {
-        return outcomes.events.stream().filter(e -> e.key().equals("ORDER:" + key)).map(IdempotencyEvent::outcome)
+        return outcomesOfStored("ORDER:" + key);
+    }
+
+    /** The outcomes published for this key, as the store writes it, in order. */
+    private List<IdempotencyEvent.Outcome> outcomesOfStored(String storedKey) {
+        return outcomes.events.stream().filter(e -> e.key().equals(storedKey)).map(IdempotencyEvent::outcome)
                 .toList();
     }
 
@@ -295,5 +305,30 @@ abstract class AbstractOrderServiceJpaTest {
         assertThat(outcomesOf(key)).containsExactly(IdempotencyEvent.Outcome.ROLLED_BACK,
                 IdempotencyEvent.Outcome.ROLLED_BACK, IdempotencyEvent.Outcome.EXECUTED,
                 IdempotencyEvent.Outcome.REPLAYED_CACHED);
+    }
+
+    @Test
+    void anOrderWhoseFlushFailsInsideTheMethodGetsTheDatabasesErrorAndItsKeyRunsAgain(
+            @Autowired FlushingOrderService flushing) {
+        String orderNo = unique("ORD");
+        OrderRequest request = new OrderRequest(orderNo, "tray", 1);
+        OrderReceipt taken = orders.placeOrder(unique("FIRST"), request);
+        String key = unique("K");
+
+        for (int attempt = 0; attempt < 2; attempt++) {
+            // the caller gets the database's error, not a failure of the store (whose release of the claim, in a
+            // transaction PostgreSQL has aborted, is what rolls back anyway)
+            assertThatThrownBy(() -> flushing.placeOrder(key, request))
+                    .isInstanceOf(DataIntegrityViolationException.class);
+            assertThat(idempotencyRecords("FLUSHED:" + key)).isZero();
+        }
+        assertThat(outcomesOfStored("FLUSHED:" + key)).containsExactly(IdempotencyEvent.Outcome.FAILED,
+                IdempotencyEvent.Outcome.FAILED);
+
+        repository.deleteById(taken.orderId());
+        OrderReceipt placed = flushing.placeOrder(key, request);
+        assertThat(flushing.placeOrder(key, request)).isEqualTo(placed);
+        assertThat(orderRows(orderNo)).isEqualTo(1);
+        assertThat(idempotencyRecords("FLUSHED:" + key)).isEqualTo(1);
     }
 }
