@@ -7,6 +7,7 @@ import dev.idempotency.IdempotencyContext;
 import dev.idempotency.IdempotencyEvent;
 import dev.idempotency.spring.boot.IdempotencyProperties;
 import jakarta.persistence.EntityManager;
+import jakarta.persistence.EntityManagerFactory;
 import jakarta.persistence.PersistenceContext;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -22,6 +23,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.hibernate.Session;
+import org.jooq.Condition;
+import org.jooq.DSLContext;
+import org.jooq.SQLDialect;
+import org.jooq.impl.DSL;
+import org.jooq.tools.jdbc.JDBCUtils;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -30,6 +36,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.dao.DataIntegrityViolationException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.orm.jpa.JpaTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -330,5 +337,40 @@ abstract class AbstractOrderServiceJpaTest {
         assertThat(flushing.placeOrder(key, request)).isEqualTo(placed);
         assertThat(orderRows(orderNo)).isEqualTo(1);
         assertThat(idempotencyRecords("FLUSHED:" + key)).isEqualTo(1);
+    }
+
+    // ---- what docs/jpa.md says of open-in-view and of jOOQ ------------------------------------------------------------
+
+    @Test
+    void hibernateHoldsTheConnectionItTookUntilTheEntityManagerCloses(
+            @Autowired EntityManagerFactory entityManagerFactory) {
+        assertThat(entityManagerFactory.getProperties().get("hibernate.connection.handling_mode"))
+                .hasToString("DELAYED_ACQUISITION_AND_HOLD");
+    }
+
+    @Test
+    void jooqOnATransactionAwareProxyWorksInTheClaimsTransactionAndOnTheBareDataSourceDoesNot() throws SQLException {
+        String key = unique("K");
+        OrderRequest request = new OrderRequest(unique("ORD"), "cup", 1);
+        SQLDialect dialect;
+        try (Connection con = dataSource.getConnection()) {
+            dialect = JDBCUtils.dialect(con);
+        }
+        DSLContext joined = DSL.using(new TransactionAwareDataSourceProxy(dataSource), dialect);
+        DSLContext bare = DSL.using(dataSource, dialect);
+        Condition claimed = DSL.field("idem_key").eq("ORDER:" + key);
+        Condition ordered = DSL.field("order_no").eq(request.orderNo());
+
+        new TransactionTemplate(transactionManager).executeWithoutResult(status -> {
+            orders.placeOrder(key, request);
+            entityManager.flush();
+            assertThat(joined.fetchCount(DSL.table("idempotency_record"), claimed)).isEqualTo(1);
+            assertThat(joined.fetchCount(DSL.table("orders"), ordered)).isEqualTo(1);
+            assertThat(bare.fetchCount(DSL.table("idempotency_record"), claimed))
+                    .as("another connection: the claim is not committed yet").isZero();
+            assertThat(bare.fetchCount(DSL.table("orders"), ordered)).isZero();
+            status.setRollbackOnly();
+        });
+        assertThat(idempotencyRows(key)).isZero();
     }
 }
