@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.hibernate.Session;
 import org.jooq.Condition;
 import org.jooq.DSLContext;
@@ -279,6 +280,19 @@ abstract class AbstractOrderServiceJpaTest {
 
     // ---- 4. a commit that fails at the flush -------------------------------------------------------------------------
 
+    /**
+     * Places the order twice while its number is taken: each attempt runs, fails with the database's error and
+     * leaves no record of {@code storedKey}; the order of that number stays the one that took it.
+     */
+    private void failTwiceLeavingNoRecord(ThrowingCallable placeOrder, String storedKey, String orderNo) {
+        for (int attempt = 0; attempt < 2; attempt++) {
+            assertThatThrownBy(placeOrder).as("attempt %d", attempt)
+                    .isInstanceOf(DataIntegrityViolationException.class);
+            assertThat(idempotencyRecords(storedKey)).as("no record of the failed attempt").isZero();
+            assertThat(orderRows(orderNo)).isEqualTo(1);
+        }
+    }
+
     @Test
     void anOrderWhoseCommitFailsAtTheFlushIsNeverReplayedAndItsKeyRunsAgain() {
         String orderNo = unique("ORD");
@@ -287,14 +301,8 @@ abstract class AbstractOrderServiceJpaTest {
         String key = unique("K");
 
         // another key, the same order number: the claim succeeds, the method returns its receipt, and the insert
-        // that Hibernate flushes at the commit violates the unique order number
-        for (int attempt = 0; attempt < 2; attempt++) {
-            assertThatThrownBy(() -> orders.placeOrder(key, request))
-                    .as("attempt %d runs and fails at the commit; a replay of its receipt would return", attempt)
-                    .isInstanceOf(DataIntegrityViolationException.class);
-            assertThat(idempotencyRows(key)).as("no record of the failed commit").isZero();
-            assertThat(orderRows(orderNo)).isEqualTo(1);
-        }
+        // that Hibernate flushes at the commit violates the unique order number (a replay would return instead)
+        failTwiceLeavingNoRecord(() -> orders.placeOrder(key, request), "ORDER:" + key, orderNo);
         assertThat(outcomesOf(key)).containsExactly(IdempotencyEvent.Outcome.ROLLED_BACK,
                 IdempotencyEvent.Outcome.ROLLED_BACK);
 
@@ -322,13 +330,9 @@ abstract class AbstractOrderServiceJpaTest {
         OrderReceipt taken = orders.placeOrder(unique("FIRST"), request);
         String key = unique("K");
 
-        for (int attempt = 0; attempt < 2; attempt++) {
-            // the caller gets the database's error, not a failure of the store (whose release of the claim, in a
-            // transaction PostgreSQL has aborted, is what rolls back anyway)
-            assertThatThrownBy(() -> flushing.placeOrder(key, request))
-                    .isInstanceOf(DataIntegrityViolationException.class);
-            assertThat(idempotencyRecords("FLUSHED:" + key)).isZero();
-        }
+        // the caller gets the database's error, not a failure of the store (whose release of the claim, in a
+        // transaction PostgreSQL has aborted, is what rolls back anyway)
+        failTwiceLeavingNoRecord(() -> flushing.placeOrder(key, request), "FLUSHED:" + key, orderNo);
         assertThat(outcomesOfStored("FLUSHED:" + key)).containsExactly(IdempotencyEvent.Outcome.FAILED,
                 IdempotencyEvent.Outcome.FAILED);
 
