@@ -201,7 +201,8 @@ class McpHttpDoorTest {
     void anAllowedOriginNoBrowserSendsStopsTheStartNamingIt() {
         assertThatThrownBy(() -> new SpringApplicationBuilder(IdempotencyMcpAutoConfigurationTest.App.class)
                 .web(WebApplicationType.SERVLET).run("--server.port=0", "--spring.main.banner-mode=off",
-                        "--idempotency.mcp.enabled=true", "--idempotency.mcp.allowed-origins=https://agent.example.com/",
+                        "--idempotency.mcp.enabled=true",
+                        "--idempotency.mcp.allowed-origins=https://agent.example.com/",
                         "--spring.datasource.url=jdbc:h2:mem:mcp-door-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1")
                 .close())
                 .rootCause().isInstanceOf(IllegalArgumentException.class)
