@@ -5,11 +5,15 @@ import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTrans
 import io.modelcontextprotocol.server.transport.ServerTransportSecurityValidator;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.ByteArrayOutputStream;
@@ -41,7 +45,8 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>The {@link Filter}: in front of the MCP servlet only (asynchronous support on, as the servlet's), it answers
  * every error of the transport (refused {@code Origin} or {@code Host}, a body that is not JSON-RPC, a missing or
  * unknown session, another HTTP method or content type, an exception) as a JSON-RPC error object
- * {@code {"jsonrpc":"2.0","id":null,"error":{"code":...,"message":...}}} with the transport's HTTP status. The SDK
+ * {@code {"jsonrpc":"2.0","id":...,"error":{"code":...,"message":...}}} with the transport's HTTP status (the id
+ * of the request when the transport read one with an id, else {@code null}). The SDK
  * itself answers some with its Java exception serialized (class names, stack trace) and others with the
  * container's error page; the filter answers them with a message of its own, never the exception's.</li>
  * </ul>
@@ -78,6 +83,8 @@ public final class McpHttpGuard implements Filter {
     private static final Pattern ORIGIN = Pattern.compile("[a-z][a-z0-9+.-]*://" + HOST_PORT);
     private static final Pattern HOST = Pattern.compile(HOST_PORT);
     private static final JsonMapper JSON = JsonMapper.shared();
+    /** The bytes of a request body kept to find its id in: a message's id comes first in any real client's. */
+    private static final int ID_SEARCH_BYTES = 64 * 1024;
 
     /** JSON-RPC's codes (and the -32001 of the SDKs for an unknown session). */
     static final int PARSE_ERROR = -32700;
@@ -133,13 +140,14 @@ public final class McpHttpGuard implements Filter {
     @Override
     public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        if (!(response instanceof HttpServletResponse http)) {
+        if (!(request instanceof HttpServletRequest httpRequest) || !(response instanceof HttpServletResponse http)) {
             chain.doFilter(request, response);
             return;
         }
-        ErrorCapture capture = new ErrorCapture(http);
+        BodyCopy body = new BodyCopy(httpRequest);
+        ErrorCapture capture = new ErrorCapture(http, body);
         try {
-            chain.doFilter(request, capture);
+            chain.doFilter(body, capture);
         } catch (IOException | ServletException | RuntimeException e) {
             if (http.isCommitted()) {
                 throw e;
@@ -151,60 +159,43 @@ public final class McpHttpGuard implements Filter {
         }
     }
 
-    /** The JSON-RPC error object for an HTTP error of the transport, its message never the request's or Java's. */
-    static String errorBody(int status, @Nullable String sdkMessage) {
-        int code;
-        String message;
-        switch (status) {
-            case 400 -> {
-                if (sdkMessage != null && sdkMessage.startsWith(SDK_PARSE_ERROR)) {
-                    code = PARSE_ERROR;
-                    message = "Parse error: the body is not a JSON-RPC message";
-                } else {
-                    code = INVALID_REQUEST;
-                    message = sdkMessage != null && SDK_MESSAGES.containsAll(Arrays.asList(sdkMessage.split("; ")))
-                            ? "Bad request: " + sdkMessage : "Bad request";
-                }
-            }
-            case 403 -> {
-                code = SERVER_ERROR;
-                message = "Forbidden: this Origin is not allowed";
-            }
-            case 404 -> {
-                code = SESSION_NOT_FOUND;
-                message = "Session not found";
-            }
-            case 405 -> {
-                code = SERVER_ERROR;
-                message = "Method not allowed: POST, GET or DELETE";
-            }
-            case 413 -> {
-                code = SERVER_ERROR;
-                message = "Request too large";
-            }
-            case 415 -> {
-                code = INVALID_REQUEST;
-                message = "Unsupported media type: the body must be application/json";
-            }
-            case 421 -> {
-                code = SERVER_ERROR;
-                message = "Misdirected request: this Host is not allowed";
-            }
-            case 503 -> {
-                code = SERVER_ERROR;
-                message = "Service unavailable";
-            }
-            default -> {
-                code = status >= 500 ? INTERNAL_ERROR : SERVER_ERROR;
-                message = status >= 500 ? "Internal error" : "Request refused";
-            }
+    /** A JSON-RPC error: its code and the library's message. */
+    private record Answer(int code, String message) {
+    }
+
+    private static final Map<Integer, Answer> ANSWERS = Map.of(
+            403, new Answer(SERVER_ERROR, "Forbidden: this Origin is not allowed"),
+            404, new Answer(SESSION_NOT_FOUND, "Session not found"),
+            405, new Answer(SERVER_ERROR, "Method not allowed: POST, GET or DELETE"),
+            413, new Answer(SERVER_ERROR, "Request too large"),
+            415, new Answer(INVALID_REQUEST, "Unsupported media type: the body must be application/json"),
+            421, new Answer(SERVER_ERROR, "Misdirected request: this Host is not allowed"),
+            503, new Answer(SERVER_ERROR, "Service unavailable"));
+    private static final Answer INTERNAL = new Answer(INTERNAL_ERROR, "Internal error");
+    private static final Answer REFUSED = new Answer(SERVER_ERROR, "Request refused");
+
+    /**
+     * The JSON-RPC error object for an HTTP error of the transport, its message never the request's or Java's.
+     *
+     * @param id the request's id (a string or an integer), or null when it has none or cannot be read
+     */
+    static String errorBody(int status, @Nullable String sdkMessage, @Nullable JsonNode id) {
+        Answer answer;
+        if (status == 400 && sdkMessage != null && sdkMessage.startsWith(SDK_PARSE_ERROR)) {
+            answer = new Answer(PARSE_ERROR, "Parse error: the body is not a JSON-RPC message");
+        } else if (status == 400) {
+            answer = new Answer(INVALID_REQUEST,
+                    sdkMessage != null && SDK_MESSAGES.containsAll(Arrays.asList(sdkMessage.split("; ")))
+                            ? "Bad request: " + sdkMessage : "Bad request");
+        } else {
+            answer = ANSWERS.getOrDefault(status, status >= 500 ? INTERNAL : REFUSED);
         }
         Map<String, Object> error = new LinkedHashMap<>();
-        error.put("code", code);
-        error.put("message", message);
+        error.put("code", answer.code());
+        error.put("message", answer.message());
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("jsonrpc", "2.0");
-        body.put("id", null);
+        body.put("id", id);
         body.put("error", error);
         return JSON.writeValueAsString(body);
     }
@@ -224,9 +215,12 @@ public final class McpHttpGuard implements Filter {
         private @Nullable ServletOutputStream stream;
         private boolean writerPassedOn;
 
-        ErrorCapture(HttpServletResponse http) {
+        private final BodyCopy body;
+
+        ErrorCapture(HttpServletResponse http, BodyCopy body) {
             super(http);
             this.http = http;
+            this.body = body;
         }
 
         private boolean capturing() {
@@ -324,13 +318,13 @@ public final class McpHttpGuard implements Filter {
             http.setStatus(errorStatus);
             http.setContentType("application/json");
             http.setCharacterEncoding(StandardCharsets.UTF_8.name());
-            byte[] body = errorBody(errorStatus, errorMessage != null ? errorMessage : sdkMessage())
+            byte[] answer = errorBody(errorStatus, errorMessage != null ? errorMessage : sdkMessage(), body.id())
                     .getBytes(StandardCharsets.UTF_8);
-            http.setContentLength(body.length);
+            http.setContentLength(answer.length);
             if (writerPassedOn) {  // the transport took the writer before its error: the stream is not available
-                http.getWriter().write(new String(body, StandardCharsets.UTF_8));
+                http.getWriter().write(new String(answer, StandardCharsets.UTF_8));
             } else {
-                http.getOutputStream().write(body);
+                http.getOutputStream().write(answer);
             }
             http.flushBuffer();
         }
@@ -346,6 +340,75 @@ public final class McpHttpGuard implements Filter {
             try {
                 JsonNode message = JSON.readTree(captured.toByteArray()).path("jsonRpcError").path("message");
                 return message.isString() ? message.asString() : null;
+            } catch (JacksonException notJson) {
+                return null;
+            }
+        }
+    }
+
+    /** The request, whose body's first bytes are kept as the transport reads them, to answer an error with its id. */
+    private static final class BodyCopy extends HttpServletRequestWrapper {
+        private final ByteArrayOutputStream copy = new ByteArrayOutputStream();
+        private @Nullable ServletInputStream stream;
+
+        BodyCopy(HttpServletRequest request) {
+            super(request);
+        }
+
+        private void keep(byte[] bytes, int offset, int length) {
+            copy.write(bytes, offset, Math.max(0, Math.min(length, ID_SEARCH_BYTES - copy.size())));
+        }
+
+        @Override
+        public ServletInputStream getInputStream() throws IOException {
+            if (stream == null) {
+                ServletInputStream in = super.getInputStream();
+                stream = new ServletInputStream() {
+                    @Override
+                    public int read() throws IOException {
+                        int b = in.read();
+                        if (b >= 0) {
+                            keep(new byte[] {(byte) b}, 0, 1);
+                        }
+                        return b;
+                    }
+
+                    @Override
+                    public int read(byte[] b, int off, int len) throws IOException {
+                        int n = in.read(b, off, len);
+                        if (n > 0) {
+                            keep(b, off, n);
+                        }
+                        return n;
+                    }
+
+                    @Override
+                    public boolean isFinished() {
+                        return in.isFinished();
+                    }
+
+                    @Override
+                    public boolean isReady() {
+                        return in.isReady();
+                    }
+
+                    @Override
+                    public void setReadListener(ReadListener listener) {
+                        in.setReadListener(listener);
+                    }
+                };
+            }
+            return stream;
+        }
+
+        /** The id of the request the transport read, if it read one whole with a string or integer id. */
+        @Nullable JsonNode id() {
+            if (copy.size() == 0 || copy.size() >= ID_SEARCH_BYTES) {
+                return null;
+            }
+            try {
+                JsonNode id = JSON.readTree(copy.toByteArray()).path("id");
+                return id.isString() || id.isIntegralNumber() ? id : null;
             } catch (JacksonException notJson) {
                 return null;
             }

@@ -67,12 +67,12 @@ class McpHttpGuardTest {
     @Test
     void theErrorBodyNeverCarriesTheTransportsOwnText() {
         assertThat(McpHttpGuard.errorBody(400, "Invalid message format: Cannot deserialize value of type "
-                + "`io.modelcontextprotocol.spec.McpSchema$JSONRPCRequest`"))
+                + "`io.modelcontextprotocol.spec.McpSchema$JSONRPCRequest`", null))
                 .isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,"
                         + "\"message\":\"Parse error: the body is not a JSON-RPC message\"}}");
-        assertThat(McpHttpGuard.errorBody(400, "Session not found: <script>")).doesNotContain("script")
+        assertThat(McpHttpGuard.errorBody(400, "Session not found: <script>", null)).doesNotContain("script")
                 .contains("\"code\":-32600", "\"message\":\"Bad request\"");
-        assertThat(McpHttpGuard.errorBody(500, "java.lang.NullPointerException")).doesNotContain("java")
+        assertThat(McpHttpGuard.errorBody(500, "java.lang.NullPointerException", null)).doesNotContain("java")
                 .contains("\"code\":-32603");
     }
 }

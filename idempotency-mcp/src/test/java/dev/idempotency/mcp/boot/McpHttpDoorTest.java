@@ -81,6 +81,11 @@ class McpHttpDoorTest {
 
     /** The body is one JSON-RPC error object with a code and a message, and nothing of Java in it. */
     private static JsonNode assertJsonRpcError(HttpResponse<String> response, int status) {
+        return assertJsonRpcError(response, status, null);
+    }
+
+    /** ... and the request's id when the transport read the request ({@code null}: no id, a JSON null). */
+    private static JsonNode assertJsonRpcError(HttpResponse<String> response, int status, Integer id) {
         assertThat(response.statusCode()).as("%s", response.body()).isEqualTo(status);
         assertThat(response.headers().firstValue("Content-Type")).hasValueSatisfying(
                 type -> assertThat(type).startsWith("application/json"));
@@ -89,7 +94,11 @@ class McpHttpDoorTest {
         JsonNode body = JSON.readTree(response.body());
         assertThat(body.properties()).extracting(Map.Entry::getKey).containsExactlyInAnyOrder("jsonrpc", "id", "error");
         assertThat(body.get("jsonrpc").asString()).isEqualTo("2.0");
-        assertThat(body.get("id").isNull()).isTrue();
+        if (id == null) {
+            assertThat(body.get("id").isNull()).as("id").isTrue();
+        } else {
+            assertThat(body.get("id").asInt()).as("id").isEqualTo(id);
+        }
         assertThat(body.get("error").get("code").isInt()).isTrue();
         assertThat(body.get("error").get("message").asString()).isNotBlank();
         return body.get("error");
@@ -165,7 +174,7 @@ class McpHttpDoorTest {
 
     @Test
     void aRequestWithoutASessionIsAnInvalidRequest() throws Exception {
-        JsonNode error = assertJsonRpcError(post(LIST_TOOLS, Map.of()), 400);
+        JsonNode error = assertJsonRpcError(post(LIST_TOOLS, Map.of()), 400, 2);
 
         assertThat(error.get("code").asInt()).isEqualTo(-32600);
         assertThat(error.get("message").asString()).containsIgnoringCase("Mcp-Session-Id");
@@ -174,7 +183,7 @@ class McpHttpDoorTest {
     @Test
     void anUnknownSessionIsNotFound() throws Exception {
         String session = "no-such-session-\"<script>";
-        JsonNode error = assertJsonRpcError(post(LIST_TOOLS, Map.of("Mcp-Session-Id", session)), 404);
+        JsonNode error = assertJsonRpcError(post(LIST_TOOLS, Map.of("Mcp-Session-Id", session)), 404, 2);
 
         assertThat(error.get("code").asInt()).isEqualTo(-32001);
         assertThat(error.get("message").asString()).doesNotContain("script");
