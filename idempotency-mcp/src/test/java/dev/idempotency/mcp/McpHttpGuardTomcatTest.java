@@ -2,16 +2,9 @@ package dev.idempotency.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idempotency.IdempotentExecutor;
-import dev.idempotency.store.InMemoryIdempotencyStore;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
-import io.modelcontextprotocol.json.McpJsonMapper;
-import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
-import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -22,8 +15,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import org.apache.catalina.Context;
-import org.apache.catalina.Wrapper;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
@@ -31,7 +22,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@link McpHttpGuard} without Spring Boot, set up as its Javadoc shows on an embedded Tomcat: the SDK's transport
@@ -49,59 +39,38 @@ class McpHttpGuardTomcatTest {
     @TempDir
     Path base;
 
-    private Tomcat tomcat;
-    private McpSyncServer server;
+    private TomcatMcpServer server;
     private String url;
 
     @BeforeEach
     void start() throws Exception {
-        IdempotentExecutor executor = IdempotentExecutor.builder(new InMemoryIdempotencyStore())
-                .scope(McpIdempotentTools.principalScope()).build();
-        McpIdempotentTools mcp = McpIdempotentTools.builder(executor).tool(new RefundTools().holdFunds).build();
-        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
-        HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(json).mcpEndpoint("/mcp")
-                .securityValidator(McpHttpGuard.validator(McpHttpGuard.LOCALHOST_ORIGINS, McpHttpGuard.LOCALHOST_HOSTS))
-                .build();
-        server = McpServer.sync(transport).jsonMapper(json)
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
-                .tools(mcp.specifications()).build();
-
-        tomcat = new Tomcat();
-        tomcat.setBaseDir(base.toString());
-        tomcat.setPort(0);
-        Context context = tomcat.addContext("", base.toString());
-        Wrapper servlet = Tomcat.addServlet(context, "mcp", transport);
-        servlet.setAsyncSupported(true);
-        context.addServletMappingDecoded("/mcp", "mcp");
-        // a servlet that fails, behind the same guard
-        Tomcat.addServlet(context, "failing", new HttpServlet() {
-            @Override
-            protected void doPost(HttpServletRequest request, HttpServletResponse response) {
-                throw new IllegalStateException("secret detail at dev.idempotency.Internal");
-            }
-        });
-        context.addServletMappingDecoded("/failing", "failing");
-        FilterDef guard = new FilterDef();
-        guard.setFilterName("mcpGuard");
-        guard.setFilter(new McpHttpGuard());
-        guard.setAsyncSupported("true");
-        context.addFilterDef(guard);
-        FilterMap map = new FilterMap();
-        map.setFilterName("mcpGuard");
-        map.addServletName("mcp");
-        map.addServletName("failing");
-        context.addFilterMap(map);
-        tomcat.getConnector();
-        tomcat.start();
-        url = "http://localhost:" + tomcat.getConnector().getLocalPort();
+        server = new TomcatMcpServer(base, new RefundTools().holdFunds, transport -> transport.securityValidator(
+                McpHttpGuard.validator(McpHttpGuard.LOCALHOST_ORIGINS, McpHttpGuard.LOCALHOST_HOSTS)), context -> {
+                    // a servlet that fails, behind the same guard
+                    Tomcat.addServlet(context, "failing", new HttpServlet() {
+                        @Override
+                        protected void doPost(HttpServletRequest request, HttpServletResponse response) {
+                            throw new IllegalStateException("secret detail at dev.idempotency.Internal");
+                        }
+                    });
+                    context.addServletMappingDecoded("/failing", "failing");
+                    FilterDef guard = new FilterDef();
+                    guard.setFilterName("mcpGuard");
+                    guard.setFilter(new McpHttpGuard());
+                    guard.setAsyncSupported("true");
+                    context.addFilterDef(guard);
+                    FilterMap map = new FilterMap();
+                    map.setFilterName("mcpGuard");
+                    map.addServletName("mcp");
+                    map.addServletName("failing");
+                    context.addFilterMap(map);
+                });
+        url = server.url;
     }
 
     @AfterEach
     void stop() throws Exception {
         server.close();
-        tomcat.stop();
-        tomcat.destroy();
     }
 
     private HttpResponse<String> post(String path, String origin) throws Exception {
