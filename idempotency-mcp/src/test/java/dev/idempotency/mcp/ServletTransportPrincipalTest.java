@@ -5,18 +5,10 @@ import static dev.idempotency.mcp.AbstractMcpToolsTest.hold;
 import static dev.idempotency.mcp.AbstractMcpToolsTest.structured;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.idempotency.IdempotentExecutor;
-import dev.idempotency.store.InMemoryIdempotencyStore;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.common.McpTransportContext;
-import io.modelcontextprotocol.json.McpJsonMapper;
-import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
-import io.modelcontextprotocol.server.McpServer;
-import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
-import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.http.HttpRequest;
@@ -25,14 +17,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.catalina.Context;
-import org.apache.catalina.Wrapper;
-import org.apache.catalina.startup.Tomcat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The SDK's streamable HTTP servlet transport on an embedded Tomcat: the principal comes from the HTTP request
@@ -45,8 +33,7 @@ class ServletTransportPrincipalTest {
 
     private final RefundTools tools = new RefundTools();
     private final List<McpSyncClient> clients = new ArrayList<>();
-    private Tomcat tomcat;
-    private McpSyncServer server;
+    private TomcatMcpServer server;
     private String url;
 
     /** Stands for the application's authentication: a bearer token names the user. */
@@ -57,38 +44,16 @@ class ServletTransportPrincipalTest {
 
     @BeforeEach
     void start() throws Exception {
-        InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
-        IdempotentExecutor executor = IdempotentExecutor.builder(store)
-                .scope(McpIdempotentTools.principalScope()).build();
-        McpIdempotentTools mcp = McpIdempotentTools.builder(executor).tool(tools.holdFunds).build();
-        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
-        HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(json).mcpEndpoint("/mcp")
-                .contextExtractor(request -> McpTransportContext.create(
-                        Map.of(McpMeta.PRINCIPAL, authenticated(request))))
-                .build();
-        server = McpServer.sync(transport).jsonMapper(json)
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
-                .tools(mcp.specifications()).build();
-
-        tomcat = new Tomcat();
-        tomcat.setBaseDir(base.toString());
-        tomcat.setPort(0);
-        Context context = tomcat.addContext("", base.toString());
-        Wrapper servlet = Tomcat.addServlet(context, "mcp", transport);
-        servlet.setAsyncSupported(true);
-        context.addServletMappingDecoded("/*", "mcp");
-        tomcat.getConnector();
-        tomcat.start();
-        url = "http://localhost:" + tomcat.getConnector().getLocalPort();
+        server = new TomcatMcpServer(base, tools.holdFunds, transport -> transport.contextExtractor(
+                request -> McpTransportContext.create(Map.of(McpMeta.PRINCIPAL, authenticated(request)))),
+                context -> { });
+        url = server.url;
     }
 
     @AfterEach
     void stop() throws Exception {
         clients.forEach(McpSyncClient::close);
         server.close();
-        tomcat.stop();
-        tomcat.destroy();
     }
 
     private McpSyncClient client(String token) {

@@ -3,6 +3,7 @@ package dev.idempotency.mcp.boot;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.mcp.McpConfirmations;
+import dev.idempotency.mcp.McpHttpGuard;
 import dev.idempotency.mcp.McpIdempotentTools;
 import dev.idempotency.mcp.McpMeta;
 import dev.idempotency.mcp.McpTool;
@@ -25,6 +26,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import tools.jackson.databind.json.JsonMapper;
@@ -35,7 +37,10 @@ import tools.jackson.databind.json.JsonMapper;
  * <ul>
  * <li>the SDK's {@link HttpServletStreamableServerTransportProvider}, registered as a servlet at
  * {@code idempotency.mcp.endpoint} ({@code /mcp}), whose transport context carries the request's authenticated user
- * ({@code HttpServletRequest.getUserPrincipal()}, Spring Security's too) under {@link McpMeta#PRINCIPAL};</li>
+ * ({@code HttpServletRequest.getUserPrincipal()}, Spring Security's too) under {@link McpMeta#PRINCIPAL}, and
+ * which serves only the {@code Origin}s and {@code Host}s {@code idempotency.mcp.allowed-origins} and
+ * {@code allowed-hosts} list (this machine's by default: {@link McpHttpGuard#validator});</li>
+ * <li>{@link McpHttpGuard} in front of that servlet only, so that its every error is a JSON-RPC error object;</li>
  * <li>{@link McpIdempotentTools} of every bean whose class is annotated {@link McpTool}, through the context's
  * {@link IdempotentExecutor}, with the context's {@link McpConfirmations} when there is one;</li>
  * <li>the {@link IdempotencyScope} {@link McpIdempotentTools#principalScope()}, so that keys belong to the user;</li>
@@ -64,6 +69,7 @@ public class IdempotencyMcpAutoConfiguration {
         return HttpServletStreamableServerTransportProvider.builder()
                 .jsonMapper(jsonMapper(mapper))
                 .mcpEndpoint(properties.getEndpoint())
+                .securityValidator(McpHttpGuard.validator(properties.getAllowedOrigins(), properties.getAllowedHosts()))
                 .contextExtractor(request -> McpTransportContext.create(Map.of(McpMeta.PRINCIPAL, principal(request))))
                 .build();
     }
@@ -82,6 +88,16 @@ public class IdempotencyMcpAutoConfiguration {
                 new ServletRegistrationBean<>(transport, properties.getEndpoint());
         registration.setName("idempotencyMcp");
         registration.setAsyncSupported(true);  // the transport answers on a stream
+        return registration;
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "idempotencyMcpGuard")
+    FilterRegistrationBean<McpHttpGuard> idempotencyMcpGuard() {
+        FilterRegistrationBean<McpHttpGuard> registration = new FilterRegistrationBean<>(new McpHttpGuard());
+        registration.setName("idempotencyMcpGuard");
+        registration.addServletNames("idempotencyMcp");  // the MCP servlet's errors only
+        registration.setAsyncSupported(true);
         return registration;
     }
 

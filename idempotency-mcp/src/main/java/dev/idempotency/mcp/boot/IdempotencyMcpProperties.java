@@ -1,5 +1,8 @@
 package dev.idempotency.mcp.boot;
 
+import dev.idempotency.mcp.McpHttpGuard;
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /** {@code idempotency.mcp.*}: the MCP tools over HTTP in a Spring Boot application; see {@code docs/mcp.md}. */
@@ -14,6 +17,16 @@ public class IdempotencyMcpProperties {
     private String serverName = "idempotency-mcp";
     /** The server version in the MCP handshake. */
     private String serverVersion = "1.0.0";
+    /**
+     * The {@code Origin}s served ({@code scheme://host[:port]}, {@code :*} for any port); a request from another is
+     * refused with 403, one without {@code Origin} is served. Replaces the default, this machine's pages only.
+     */
+    private List<String> allowedOrigins = new ArrayList<>(McpHttpGuard.LOCALHOST_ORIGINS);
+    /**
+     * The {@code Host}s served ({@code host[:port]}, {@code :*} for any port); a request to another is refused with
+     * 421. Replaces the default, this machine's names only: list the name clients reach the server by.
+     */
+    private List<String> allowedHosts = new ArrayList<>(McpHttpGuard.LOCALHOST_HOSTS);
 
     public boolean isEnabled() {
         return enabled;
@@ -45,5 +58,21 @@ public class IdempotencyMcpProperties {
 
     public void setServerVersion(String serverVersion) {
         this.serverVersion = serverVersion;
+    }
+
+    public List<String> getAllowedOrigins() {
+        return allowedOrigins;
+    }
+
+    public void setAllowedOrigins(List<String> allowedOrigins) {
+        this.allowedOrigins = allowedOrigins;
+    }
+
+    public List<String> getAllowedHosts() {
+        return allowedHosts;
+    }
+
+    public void setAllowedHosts(List<String> allowedHosts) {
+        this.allowedHosts = allowedHosts;
     }
 }
