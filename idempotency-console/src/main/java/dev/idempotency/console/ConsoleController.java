@@ -193,19 +193,19 @@ class ConsoleController {
         if (refused != null) {
             return refused;
         }
-        String banner = done == null ? "" : "<p class=\"banner done\" id=\"done\">Resolved as "
-                + esc(done.equals("executed") ? "executed" : "not executed") + " by " + esc(actor(request))
-                + ".</p>";
-        return keyPage(request, 200, operation, scope, key, banner);
+        return keyPage(request, 200, operation, scope, key, done != null ? null : "");
     }
 
+    /**
+     * The key's page, with {@code banner} (escaped HTML) on top; a null banner says the key was just resolved:
+     * its latest audit entry is shown.
+     */
     private ResponseEntity<String> keyPage(HttpServletRequest request, int status, String operation, String scope,
-            String key, String banner) {
+            String key, @Nullable String banner) {
         IdempotencyAdmin theAdmin = admin.get();
         if (theAdmin == null) {
             return html(request, 503, "Unavailable", "<p>The application has no IdempotencyAdmin.</p>");
         }
-        StringBuilder body = new StringBuilder(banner);
         Optional<IdempotencyAdmin.Entry> found;
         List<IdempotencyAudit.Entry> history;
         try {
@@ -214,6 +214,8 @@ class ConsoleController {
         } catch (IllegalArgumentException e) {
             return html(request, 400, "No such key", "<p class=\"banner error\">" + esc(e.getMessage()) + "</p>");
         }
+        StringBuilder body = new StringBuilder(banner != null ? banner : history.isEmpty() ? ""
+                : "<p class=\"banner done\" id=\"done\">" + esc(resolved(history.get(0))) + "</p>");
         Instant now = clock.instant();
         body.append("<table id=\"record\"><tr><th>operation</th><td>").append(esc(operation)).append("</td></tr>")
                 .append("<tr><th>key</th><td>").append(esc(key)).append("</td></tr>");
@@ -267,6 +269,15 @@ class ConsoleController {
                         + "</textarea></label><label>Reason <textarea name=\"reason\" rows=\"2\" required"
                         + " maxlength=\"1000\"></textarea></label><button type=\"submit\">Resolve as executed"
                         + "</button></form>");
+    }
+
+    private static String resolved(IdempotencyAudit.Entry e) {
+        String what = switch (e.action()) {
+            case RELEASED -> "not executed";
+            case RESOLVED_EXECUTED -> "executed";
+            default -> e.action().toString().toLowerCase(java.util.Locale.ROOT);
+        };
+        return "Resolved as " + what + " by " + e.by().actor() + ".";
     }
 
     @PostMapping("/resolve")
