@@ -87,11 +87,15 @@ class ConsoleBrowserPostgresIT {
                 browser.quit();
             }
         } finally {
-            DataSource dataSource = app.getBean(DataSource.class);
-            JdbcDialect.of(dataSource).dropStatements(table).forEach(new JdbcTemplate(dataSource)::execute);
-            app.close();
-            try (var files = Files.walk(profile)) {
-                files.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+            if (app != null) {
+                DataSource dataSource = app.getBean(DataSource.class);
+                JdbcDialect.of(dataSource).dropStatements(table).forEach(new JdbcTemplate(dataSource)::execute);
+                app.close();
+            }
+            if (profile != null) {
+                try (var files = Files.walk(profile)) {
+                    files.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+                }
             }
         }
     }
