@@ -133,8 +133,8 @@ class ConsoleController {
         return instant == null ? "-" : age(Duration.between(instant, now)) + " (" + at(instant) + ")";
     }
 
-    private void keys(HttpServletRequest request, StringBuilder body, String id, String title, List<IdempotencyAdmin.Entry> entries,
-            Instant now) {
+    private void keys(HttpServletRequest request, StringBuilder body, String id, String title,
+            List<IdempotencyAdmin.Entry> entries, Instant now) {
         body.append("<h2>").append(esc(title)).append("</h2>");
         if (entries.isEmpty()) {
             body.append("<p id=\"").append(id).append("-empty\">None.</p>");
@@ -230,6 +230,13 @@ class ConsoleController {
         if (found.isEmpty()) {
             body.append("<tr><th>status</th><td id=\"status\">no record: the next call with this key runs</td></tr>"
                     + "</table>");
+            // the store keeps no scope: a key claimed under one (a tenant) is found by giving it
+            body.append("<form id=\"scope\" method=\"get\" action=\"").append(esc(request.getContextPath() + base
+                    + "/key")).append("\"><input type=\"hidden\" name=\"operation\" value=\"").append(esc(operation))
+                    .append("\"><input type=\"hidden\" name=\"key\" value=\"").append(esc(key)).append("\">"
+                    + "<label>Claimed under a scope (a tenant)? The store keeps none: give it to find the key"
+                    + " <input name=\"scope\" value=\"").append(esc(scope)).append("\"></label><button type=\"submit\">"
+                    + "Look again</button></form>");
         } else {
             IdempotencyAdmin.Entry e = found.get();
             String state = e.status() + (e.stale() ? " (stuck: its lease ran out)" : "")

@@ -20,7 +20,8 @@ final class Html {
             main{padding:16px 24px;max-width:1100px}h1{font-size:20px}h2{font-size:16px;margin-top:26px}
             table{border-collapse:collapse;background:#fff;width:100%}th,td{border:1px solid #d8dce3;padding:5px 8px;
             text-align:left;vertical-align:top}th{background:#eceff3}td.n{text-align:right}
-            .tiles{display:flex;gap:12px}.tile{background:#fff;border:1px solid #d8dce3;padding:10px 16px;min-width:150px}
+            .tiles{display:flex;gap:12px}
+            .tile{background:#fff;border:1px solid #d8dce3;padding:10px 16px;min-width:150px}
             .tile b{display:block;font-size:24px}.warn b{color:#b3261e}.ok b{color:#1b7f3b}
             .banner{padding:8px 12px;margin:10px 0;border:1px solid}.error{background:#fdecea;border-color:#b3261e}
             .done{background:#e8f5ec;border-color:#1b7f3b}form{background:#fff;border:1px solid #d8dce3;padding:10px;

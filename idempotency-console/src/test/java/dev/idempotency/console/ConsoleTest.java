@@ -171,7 +171,8 @@ class ConsoleTest {
                     assertThat(e.action()).isEqualTo(IdempotencyAudit.Action.RELEASED);
                 });
         assertThat(alice.get(done.headers().firstValue("Location").orElseThrow().replaceFirst("^https?://[^/]+", ""))
-                .body()).contains("Resolved as not executed by alice").contains("the gateway shows no payout");
+                .body()).contains("Resolved as not executed by alice").contains("the gateway shows no payout")
+                .contains("no record").contains("<form id=\"scope\" method=\"get\"");
     }
 
     @Test

@@ -116,11 +116,13 @@ class MonitoringFilesTest {
     }
 
     private static JsonNode dashboard() throws IOException {
-        return JsonMapper.builder().build().readTree(Files.readString(DOCS.resolve("monitoring/grafana-dashboard.json")));
+        return JsonMapper.builder().build()
+                .readTree(Files.readString(DOCS.resolve("monitoring/grafana-dashboard.json")));
     }
 
     private static JsonNode rules() throws IOException {
-        return YAMLMapper.builder().build().readTree(Files.readString(DOCS.resolve("monitoring/prometheus-alerts.yml")));
+        return YAMLMapper.builder().build()
+                .readTree(Files.readString(DOCS.resolve("monitoring/prometheus-alerts.yml")));
     }
 
     /** The problems of one expression: metrics or labels the library does not publish. */
