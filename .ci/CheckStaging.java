@@ -40,7 +40,8 @@ public class CheckStaging {
             Map.entry("idempotency-mcp", "jar"),
             Map.entry("idempotency-web", "jar"),
             Map.entry("idempotency-messaging", "jar"),
-            Map.entry("idempotency-spring-boot-starter", "jar"));
+            Map.entry("idempotency-spring-boot-starter", "jar"),
+            Map.entry("idempotency-console", "jar"));
 
     /**
      * What a POM on Maven Central must say: a module's own name and description; the rest may come from its parent,

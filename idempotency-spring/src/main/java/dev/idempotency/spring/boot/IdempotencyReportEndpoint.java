@@ -1,11 +1,8 @@
 package dev.idempotency.spring.boot;
 
 import dev.idempotency.IdempotencyAdmin;
-import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyReport;
-import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.ResolvedBy;
-import dev.idempotency.ResultType;
 import dev.idempotency.store.IdempotencyAudit;
 import java.security.Principal;
 import java.time.Clock;
@@ -26,7 +23,6 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.transaction.support.TransactionOperations;
-import org.springframework.util.ClassUtils;
 import tools.jackson.core.type.TypeReference;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -69,8 +65,8 @@ public class IdempotencyReportEndpoint {
     private final BooleanSupplier confirmationGate;
     private final Supplier<@Nullable IdempotencyAdmin> admin;
     private final Clock clock;
-    private final JsonMapper results;
     private final Guard guard;
+    private final IdempotencyResolver resolver;
 
     /**
      * @param operations       the operations on the class path ({@link IdempotencyAdmin#operations()})
@@ -97,8 +93,8 @@ public class IdempotencyReportEndpoint {
         this.confirmationGate = confirmationGate;
         this.admin = admin;
         this.clock = clock;
-        this.results = results;
         this.guard = guard;
+        this.resolver = new IdempotencyResolver(admin, results, guard.transactions());
     }
 
     /**
@@ -223,55 +219,9 @@ public class IdempotencyReportEndpoint {
         if (refusal != null) {
             return answer(403, operation, key, refusal);
         }
-        IdempotencyAdmin theAdmin = admin.get();
-        if (theAdmin == null) {
-            return answer(503, operation, key, "no IdempotencyAdmin: the application has no single idempotency store");
-        }
-        String theScope = scope == null ? "" : scope;
-        try {
-            ResolvedBy by = new ResolvedBy(securityContext.getPrincipal().getName(), reason == null ? "" : reason);
-            Boolean found = guard.transactions().execute(status -> switch (outcome) {
-                case "not-executed" -> theAdmin.release(operation, theScope, key, by);
-                case "executed" -> executed(theAdmin, operation, theScope, key, result, by);
-                default -> throw new IllegalArgumentException("outcome must be not-executed or executed, was '"
-                        + outcome + "'");
-            });
-            return Boolean.TRUE.equals(found) ? answer(200, operation, key, null)
-                    : answer(404, operation, key, "no record holds this key (scope '" + theScope + "')");
-        } catch (IdempotencyStoreException e) {
-            return answer(503, operation, key, e.getMessage());
-        } catch (IllegalStateException e) {
-            return answer(409, operation, key, e.getMessage());
-        } catch (IllegalArgumentException | IdempotencyException | tools.jackson.core.JacksonException e) {
-            return answer(400, operation, key, e.getMessage());
-        }
-    }
-
-    private boolean executed(IdempotencyAdmin theAdmin, String operation, String scope, String key,
-            @Nullable String result, ResolvedBy by) {
-        IdempotencyAdmin.Operation op = theAdmin.operation(operation).orElseThrow(() -> new IllegalArgumentException(
-                "operation " + operation + " is not in the inventory (operations.json): resolve it as executed"
-                        + " with IdempotencyAdmin.resolveExecuted in code, or as not-executed here"));
-        Class<?> type = returnType(op);
-        Object value = result == null || type == void.class ? null : results.readValue(result, type);
-        @SuppressWarnings("unchecked")
-        ResultType<Object> resultType = (ResultType<Object>) ResultType.of(type);
-        return theAdmin.resolveExecuted(operation, scope, key, value, resultType, op.ttl(), by);
-    }
-
-    /** The declared return type, when it is a class (a generic one is resolved in code, with its type token). */
-    private static Class<?> returnType(IdempotencyAdmin.Operation op) {
-        String name = op.returnType();
-        if (name.contains("<")) {
-            throw new IllegalArgumentException("operation " + op.name() + " returns " + name + ": resolve a generic"
-                    + " result with IdempotencyAdmin.resolveExecuted in code and its ResultType");
-        }
-        try {
-            return ClassUtils.forName(name, ClassUtils.getDefaultClassLoader());
-        } catch (ClassNotFoundException | LinkageError e) {
-            throw new IllegalArgumentException("operation " + op.name() + ": its return type " + name
-                    + " cannot be loaded", e);
-        }
+        IdempotencyResolver.Answer answer = resolver.resolve(securityContext.getPrincipal().getName(), operation,
+                scope, key, outcome, result, reason);
+        return answer(answer.status(), operation, key, answer.problem());
     }
 
     private static WebEndpointResponse<Map<String, Object>> answer(int status, String operation, String key,

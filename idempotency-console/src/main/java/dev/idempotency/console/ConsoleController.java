@@ -1,0 +1,368 @@
+package dev.idempotency.console;
+
+import static dev.idempotency.console.Html.age;
+import static dev.idempotency.console.Html.at;
+import static dev.idempotency.console.Html.esc;
+
+import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.spring.boot.IdempotencyResolver;
+import dev.idempotency.store.Backlog;
+import dev.idempotency.store.IdempotencyAudit;
+import dev.idempotency.store.IdempotencyRecord.Status;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.URI;
+import java.security.Principal;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.springframework.http.CacheControl;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Controller;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.util.UriComponentsBuilder;
+
+/**
+ * The console's pages: the overview (backlog, keys held for review, stuck keys, latest resolutions), one key with
+ * its context, history and the two resolutions, and the duplicate-business-number reports. Every page needs an
+ * authenticated principal; a resolution is done as that principal, with a reason, through
+ * {@link IdempotencyResolver} (one transaction with its audit entry).
+ */
+@Controller
+@RequestMapping("${idempotency.console.path:/idempotency}")
+class ConsoleController {
+
+    /** How many keys of each list the overview shows. */
+    static final int LISTED = 50;
+    /** How many resolutions the overview shows. */
+    static final int RESOLUTIONS = 20;
+
+    private final Supplier<@Nullable IdempotencyAdmin> admin;
+    private final IdempotencyResolver resolver;
+    private final Supplier<List<DuplicatesReport>> duplicates;
+    private final Clock clock;
+    private final String base;
+    private final Set<String> roles;
+
+    /** One reconciliation check, run when the page is asked for. */
+    interface DuplicatesReport {
+        /** The table and column checked. */
+        String name();
+
+        /** The report's body as escaped HTML. */
+        String html();
+    }
+
+    ConsoleController(Supplier<@Nullable IdempotencyAdmin> admin, IdempotencyResolver resolver,
+            Supplier<List<DuplicatesReport>> duplicates, Clock clock, IdempotencyConsoleProperties properties) {
+        this.admin = admin;
+        this.resolver = resolver;
+        this.duplicates = duplicates;
+        this.clock = clock;
+        this.base = properties.getPath();
+        this.roles = Set.copyOf(properties.getRoles());
+    }
+
+    @GetMapping({"", "/"})
+    ResponseEntity<String> overview(HttpServletRequest request) {
+        ResponseEntity<String> refused = refusal(request);
+        if (refused != null) {
+            return refused;
+        }
+        IdempotencyAdmin theAdmin = admin.get();
+        if (theAdmin == null) {
+            return html(request, 503, "Unavailable", "<p>The application has no single idempotency store, so no"
+                    + " IdempotencyAdmin: there is nothing to show.</p>");
+        }
+        Instant now = clock.instant();
+        StringBuilder body = new StringBuilder();
+        try {
+            List<Backlog> backlog = theAdmin.backlog();
+            long held = backlog.stream().mapToLong(Backlog::needsReview).sum();
+            long stuck = backlog.stream().mapToLong(Backlog::stuck).sum();
+            Duration oldest = backlog.stream().map(Backlog::oldestNeedsReview).filter(i -> i != null)
+                    .min(Instant::compareTo).map(i -> Duration.between(i, now)).orElse(null);
+            body.append("<div class=\"tiles\">").append(tile("held for review", String.valueOf(held), held > 0))
+                    .append(tile("stuck past their lease", String.valueOf(stuck), stuck > 0))
+                    .append(tile("oldest held", age(oldest), oldest != null)).append("</div>\n");
+            body.append("<h2>Backlog by operation</h2>");
+            if (backlog.isEmpty()) {
+                body.append("<p id=\"backlog-empty\">Nothing waits for an operator.</p>");
+            } else {
+                body.append("<table id=\"backlog\"><tr><th>operation</th><th>held for review</th><th>oldest held</th>"
+                        + "<th>stuck</th><th>longest stuck</th></tr>");
+                for (Backlog b : backlog) {
+                    body.append("<tr><td>").append(esc(b.operation())).append("</td><td class=\"n\">")
+                            .append(b.needsReview()).append("</td><td>").append(since(b.oldestNeedsReview(), now))
+                            .append("</td><td class=\"n\">").append(b.stuck()).append("</td><td>")
+                            .append(since(b.oldestStuckLease(), now)).append("</td></tr>");
+                }
+                body.append("</table>");
+            }
+            keys(request, body, "needs-review", "Held for review (outcome unknown)", theAdmin.needsReview(LISTED), now);
+            keys(request, body, "stuck", "Stuck past their lease", theAdmin.stuck(LISTED), now);
+        } catch (RuntimeException e) {
+            body.append("<p class=\"banner error\">The store did not answer: ").append(esc(e.getMessage()))
+                    .append("</p>");
+        }
+        body.append("<h2>Latest resolutions</h2>");
+        try {
+            history(body, theAdmin.resolutions(RESOLUTIONS), true);
+        } catch (RuntimeException e) {
+            body.append("<p class=\"banner error\">The audit could not be read: ").append(esc(e.getMessage()))
+                    .append("</p>");
+        }
+        return html(request, 200, "What waits for an operator", body.toString());
+    }
+
+    private static String tile(String label, String value, boolean warn) {
+        return "<div class=\"tile " + (warn ? "warn" : "ok") + "\"><b>" + esc(value) + "</b>" + esc(label) + "</div>";
+    }
+
+    private static String since(@Nullable Instant instant, Instant now) {
+        return instant == null ? "-" : age(Duration.between(instant, now)) + " (" + at(instant) + ")";
+    }
+
+    private void keys(HttpServletRequest request, StringBuilder body, String id, String title,
+            List<IdempotencyAdmin.Entry> entries, Instant now) {
+        body.append("<h2>").append(esc(title)).append("</h2>");
+        if (entries.isEmpty()) {
+            body.append("<p id=\"").append(id).append("-empty\">None.</p>");
+            return;
+        }
+        body.append("<table id=\"").append(id).append("\"><tr><th>operation</th><th>key</th><th>tier</th>"
+                + "<th>claimed</th><th>lease until</th></tr>");
+        for (IdempotencyAdmin.Entry e : entries) {
+            body.append("<tr><td>").append(esc(e.operation())).append("</td><td><a href=\"")
+                    .append(keyLink(request, e.operation(), "", e.key())).append("\">").append(esc(e.key()))
+                    .append("</a></td><td>").append(esc(e.tier())).append("</td><td>")
+                    .append(since(e.createdAt(), now)).append("</td><td>").append(at(e.leaseUntil()))
+                    .append("</td></tr>");
+        }
+        body.append("</table>");
+        if (entries.size() == LISTED) {
+            body.append("<p>The first ").append(LISTED).append(" only.</p>");
+        }
+    }
+
+    private String keyLink(HttpServletRequest request, String operation, String scope, String key) {
+        Map<String, String> query = new LinkedHashMap<>();
+        query.put("operation", operation);
+        query.put("key", key);
+        if (!scope.isEmpty()) {
+            query.put("scope", scope);
+        }
+        return Html.link(request.getContextPath() + base + "/key", query);
+    }
+
+    private static void history(StringBuilder body, List<IdempotencyAudit.Entry> entries, boolean withKey) {
+        if (entries.isEmpty()) {
+            body.append("<p>None recorded.</p>");
+            return;
+        }
+        body.append("<table class=\"history\"><tr><th>when</th><th>who</th><th>what</th>")
+                .append(withKey ? "<th>operation</th><th>key</th>" : "").append("<th>status before</th>"
+                        + "<th>reason</th></tr>");
+        for (IdempotencyAudit.Entry e : entries) {
+            body.append("<tr><td>").append(at(e.at())).append("</td><td>").append(esc(e.by().actor()))
+                    .append("</td><td>").append(esc(e.action())).append("</td>");
+            if (withKey) {
+                body.append("<td>").append(esc(e.operation())).append("</td><td>").append(esc(e.key()))
+                        .append("</td>");
+            }
+            body.append("<td>").append(esc(e.before())).append("</td><td>").append(esc(e.by().reason()))
+                    .append("</td></tr>");
+        }
+        body.append("</table>");
+    }
+
+    @GetMapping("/key")
+    ResponseEntity<String> key(HttpServletRequest request, @RequestParam String operation, @RequestParam String key,
+            @RequestParam(defaultValue = "") String scope, @RequestParam(required = false) @Nullable String done) {
+        ResponseEntity<String> refused = refusal(request);
+        if (refused != null) {
+            return refused;
+        }
+        return keyPage(request, 200, operation, scope, key, done != null ? null : "");
+    }
+
+    /**
+     * The key's page, with {@code banner} (escaped HTML) on top; a null banner says the key was just resolved:
+     * its latest audit entry is shown.
+     */
+    private ResponseEntity<String> keyPage(HttpServletRequest request, int status, String operation, String scope,
+            String key, @Nullable String banner) {
+        IdempotencyAdmin theAdmin = admin.get();
+        if (theAdmin == null) {
+            return html(request, 503, "Unavailable", "<p>The application has no IdempotencyAdmin.</p>");
+        }
+        Optional<IdempotencyAdmin.Entry> found;
+        List<IdempotencyAudit.Entry> history;
+        try {
+            found = theAdmin.find(operation, scope, key);
+            history = theAdmin.history(operation, scope, key);
+        } catch (IllegalArgumentException e) {
+            return html(request, 400, "No such key", "<p class=\"banner error\">" + esc(e.getMessage()) + "</p>");
+        }
+        StringBuilder body = new StringBuilder(banner != null ? banner : history.isEmpty() ? ""
+                : "<p class=\"banner done\" id=\"done\">" + esc(resolved(history.get(0))) + "</p>");
+        Instant now = clock.instant();
+        body.append("<table id=\"record\"><tr><th>operation</th><td>").append(esc(operation)).append("</td></tr>")
+                .append("<tr><th>key</th><td>").append(esc(key)).append("</td></tr>");
+        if (!scope.isEmpty()) {
+            body.append("<tr><th>scope</th><td>").append(esc(scope)).append("</td></tr>");
+        }
+        theAdmin.operation(operation).ifPresent(op -> body.append("<tr><th>method</th><td><code>")
+                .append(esc(op.className() + "." + op.method() + "(" + String.join(", ", op.parameterTypes())
+                        + ")")).append("</code> returns <code>").append(esc(op.returnType()))
+                .append("</code></td></tr><tr><th>key expression, ttl</th><td><code>").append(esc(op.key()))
+                .append("</code>, ").append(esc(op.ttl())).append("</td></tr>"));
+        if (found.isEmpty()) {
+            body.append("<tr><th>status</th><td id=\"status\">no record: the next call with this key runs</td></tr>"
+                    + "</table>");
+            // the store keeps no scope: a key claimed under one (a tenant) is found by giving it
+            body.append("<form id=\"scope\" method=\"get\" action=\"").append(esc(request.getContextPath() + base
+                    + "/key")).append("\"><input type=\"hidden\" name=\"operation\" value=\"").append(esc(operation))
+                    .append("\"><input type=\"hidden\" name=\"key\" value=\"").append(esc(key)).append("\">"
+                    + "<label>Claimed under a scope (a tenant)? The store keeps none: give it to find the key"
+                    + " <input name=\"scope\" value=\"").append(esc(scope)).append("\"></label><button type=\"submit\">"
+                    + "Look again</button></form>");
+        } else {
+            IdempotencyAdmin.Entry e = found.get();
+            String state = e.status() + (e.stale() ? " (stuck: its lease ran out)" : "")
+                    + (e.expired() ? " (expired)" : "");
+            body.append("<tr><th>tier</th><td>").append(esc(e.tier())).append("</td></tr><tr><th>status</th>"
+                    + "<td id=\"status\">").append(esc(state)).append("</td></tr><tr><th>claimed</th><td>")
+                    .append(since(e.createdAt(), now)).append("</td></tr><tr><th>lease until</th><td>")
+                    .append(at(e.leaseUntil())).append("</td></tr><tr><th>expires</th><td>").append(at(e.expiresAt()))
+                    .append("</td></tr><tr><th>result recorded</th><td>").append(e.hasResult() ? "yes" : "no")
+                    .append("</td></tr></table>");
+            if (e.status() == Status.NEEDS_REVIEW || e.stale()) {
+                forms(request, body, operation, scope, key);
+            }
+        }
+        body.append("<h2>History</h2>");
+        history(body, history, false);
+        return html(request, status, "Key " + key, body.toString());
+    }
+
+    private void forms(HttpServletRequest request, StringBuilder body, String operation, String scope,
+            String key) {
+        String hidden = Csrf.field(request) + "<input type=\"hidden\" name=\"operation\" value=\"" + esc(operation)
+                + "\"><input type=\"hidden\" name=\"key\" value=\"" + esc(key)
+                + "\"><input type=\"hidden\" name=\"scope\" value=\"" + esc(scope) + "\">";
+        String action = esc(request.getContextPath() + base + "/resolve");
+        body.append("<h2>Resolve</h2><p>Nobody knows whether this call's side effect happened. Check the system it"
+                + " called, then record what you found; your name and reason go to the audit.</p>");
+        body.append("<form id=\"not-executed\" method=\"post\" action=\"").append(action).append("\">").append(hidden)
+                .append("<input type=\"hidden\" name=\"outcome\" value=\"not-executed\"><b>Not executed</b>: the"
+                        + " record is deleted and the next call runs.<label>Reason <textarea name=\"reason\" rows=\"2\""
+                        + " required maxlength=\"1000\"></textarea></label><button type=\"submit\">Resolve as not"
+                        + " executed</button></form>");
+        body.append("<form id=\"executed\" method=\"post\" action=\"").append(action).append("\">").append(hidden)
+                .append("<input type=\"hidden\" name=\"outcome\" value=\"executed\"><b>Executed</b>: every later call"
+                        + " with the same arguments replays this result for the operation's ttl.<label>Result (JSON,"
+                        + " as the method would have returned it; empty for void)<textarea name=\"result\" rows=\"3\">"
+                        + "</textarea></label><label>Reason <textarea name=\"reason\" rows=\"2\" required"
+                        + " maxlength=\"1000\"></textarea></label><button type=\"submit\">Resolve as executed"
+                        + "</button></form>");
+    }
+
+    private static String resolved(IdempotencyAudit.Entry e) {
+        String what = switch (e.action()) {
+            case RELEASED -> "not executed";
+            case RESOLVED_EXECUTED -> "executed";
+            default -> e.action().toString().toLowerCase(java.util.Locale.ROOT);
+        };
+        return "Resolved as " + what + " by " + e.by().actor() + ".";
+    }
+
+    @PostMapping("/resolve")
+    ResponseEntity<String> resolve(HttpServletRequest request, @RequestParam String operation,
+            @RequestParam String key, @RequestParam(defaultValue = "") String scope, @RequestParam String outcome,
+            @RequestParam(required = false) @Nullable String result,
+            @RequestParam(required = false) @Nullable String reason) {
+        ResponseEntity<String> refused = refusal(request);
+        if (refused != null) {
+            return refused;
+        }
+        if (!Csrf.sameOrigin(request)) {
+            return html(request, 403, "Refused", "<p class=\"banner error\">A resolution must be posted from the"
+                    + " console's own"
+                    + " page (its Origin header names another site, or none).</p>");
+        }
+        IdempotencyResolver.Answer answer = resolver.resolve(actor(request), operation, scope, key, outcome, result,
+                reason);
+        if (answer.resolved()) {
+            UriComponentsBuilder to = UriComponentsBuilder.fromPath(request.getContextPath() + base + "/key")
+                    .queryParam("operation", "{o}").queryParam("key", "{k}").queryParam("done", "{d}");
+            Map<String, String> values = new LinkedHashMap<>(Map.of("o", operation, "k", key, "d", outcome));
+            if (!scope.isEmpty()) {
+                to.queryParam("scope", "{s}");
+                values.put("s", scope);
+            }
+            return ResponseEntity.status(303).location(URI.create(to.encode().buildAndExpand(values).toUriString()))
+                    .cacheControl(CacheControl.noStore()).build();
+        }
+        return keyPage(request, answer.status(), operation, scope, key, "<p class=\"banner error\" id=\"problem\">"
+                + "Not resolved: " + esc(answer.problem()) + "</p>");
+    }
+
+    @GetMapping("/duplicates")
+    ResponseEntity<String> duplicates(HttpServletRequest request) {
+        ResponseEntity<String> refused = refusal(request);
+        if (refused != null) {
+            return refused;
+        }
+        List<DuplicatesReport> reports = duplicates.get();
+        StringBuilder body = new StringBuilder();
+        if (reports.isEmpty()) {
+            body.append("<p>The application has no <code>DuplicateBusinessNumbers</code> bean: no reconciliation"
+                    + " check to run (docs/stores.md).</p>");
+        }
+        for (DuplicatesReport report : reports) {
+            body.append("<h2>").append(esc(report.name())).append("</h2>").append(report.html());
+        }
+        return html(request, 200, "Business numbers written more than once", body.toString());
+    }
+
+    /** The principal's name; only called once {@link #refusal} let the request through. */
+    private static String actor(HttpServletRequest request) {
+        Principal principal = request.getUserPrincipal();
+        return principal == null ? "" : principal.getName();
+    }
+
+    /** 401 without an authenticated principal, 403 without one of the roles; null when the request may go on. */
+    private @Nullable ResponseEntity<String> refusal(HttpServletRequest request) {
+        Principal principal = request.getUserPrincipal();
+        if (principal == null || principal.getName() == null || principal.getName().isBlank()) {
+            return ResponseEntity.status(401).contentType(MediaType.TEXT_PLAIN).cacheControl(CacheControl.noStore())
+                    .body("The idempotency console needs an authenticated user: put it behind the application's"
+                            + " authentication (docs/operations.md).\n");
+        }
+        if (!roles.isEmpty() && roles.stream().noneMatch(request::isUserInRole)) {
+            return ResponseEntity.status(403).contentType(MediaType.TEXT_PLAIN).cacheControl(CacheControl.noStore())
+                    .body(principal.getName() + " has none of the roles idempotency.console.roles names.\n");
+        }
+        return null;
+    }
+
+    private ResponseEntity<String> html(HttpServletRequest request, int status, String title, String body) {
+        return ResponseEntity.status(status).contentType(new MediaType(MediaType.TEXT_HTML, java.nio.charset
+                .StandardCharsets.UTF_8)).cacheControl(CacheControl.noStore())
+                .header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self';"
+                        + " frame-ancestors 'none'")
+                .header("X-Frame-Options", "DENY").header("Referrer-Policy", "same-origin")
+                .body(Html.page(request.getContextPath() + base, title, body));
+    }
+}
