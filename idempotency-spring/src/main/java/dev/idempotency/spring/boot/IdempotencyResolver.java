@@ -66,7 +66,8 @@ public final class IdempotencyResolver {
      * @param scope     what the {@code IdempotencyScope} returned for the call (a tenant); null or empty for none
      * @param key       the key, as the key expression yielded it
      * @param outcome   {@code not-executed} or {@code executed}
-     * @param result    for {@code executed}: the method's result as JSON (null for a {@code void} method)
+     * @param result    for {@code executed}: the method's result as JSON, required unless the method is
+     *                  {@code void} (the JSON literal {@code null} records null)
      * @param reason    why: what the operator checked; recorded in the audit
      * @return the answer; never throws for a refused resolution
      */
@@ -102,8 +103,13 @@ public final class IdempotencyResolver {
                 "operation " + operation + " is not in the inventory (operations.json): resolve it as executed"
                         + " with IdempotencyAdmin.resolveExecuted in code, or as not-executed here"));
         Class<?> type = returnType(op);
-        Object value = result == null || result.isBlank() || type == void.class ? null
-                : results.readValue(result, type);
+        boolean absent = result == null || result.isBlank();
+        if (absent && type != void.class && type != Void.class) {
+            // a forgotten result must not become a null every retry replays as the method's answer
+            throw new IllegalArgumentException("operation " + operation + " returns " + op.returnType()
+                    + ": executed needs the result the method returned, as JSON (the literal null to record null)");
+        }
+        Object value = absent || type == void.class ? null : results.readValue(result, type);
         @SuppressWarnings("unchecked")
         ResultType<Object> resultType = (ResultType<Object>) ResultType.of(type);
         return theAdmin.resolveExecuted(operation, scope, key, value, resultType, op.ttl(), by);

@@ -172,6 +172,13 @@ class IdempotencyEndpointResolveTest {
         assertThat(generic.getBody().get("problem").toString()).contains("generic");
         assertThat(endpoint.resolve(OPERATOR, "Unknown.op", "B-1", null, "executed", "1", WHY).getStatus())
                 .isEqualTo(400);
+        sendFailed("P-3");
+        WebEndpointResponse<Map<String, Object>> forgotten = endpoint.resolve(OPERATOR, "Payouts.send", "P-3", null,
+                "executed", null, WHY);
+        assertThat(forgotten.getStatus()).as("no result for a method that returns one").isEqualTo(400);
+        assertThat(forgotten.getBody().get("problem").toString()).contains("needs the result");
+        assertThat(store.find(Keys.hash("Payouts.send", "", "P-3")).orElseThrow().status())
+                .isEqualTo(Status.NEEDS_REVIEW);
         assertThat(store.find(Keys.hash("Payouts.batch", "", "B-1")).orElseThrow().status())
                 .isEqualTo(Status.NEEDS_REVIEW);
 
