@@ -509,67 +509,51 @@ public final class IdempotentExecutor {
             long pause = FIRST_POLL_NANOS;
             ClaimResult result = claim();
             claimNanos = System.nanoTime() - start;
-            // a record the store's clock says is still live although ours says it is over: not taken over again
-            // until we have waited once (a node whose clock runs ahead must never take over a live claim)
+            // a record the store's clock says is still live although ours says it is over (Claiming.next)
             IdempotencyRecord liveByStore = null;
             while (true) {
-                switch (result.kind()) {
-                    case ACQUIRED:
+                Instant now = now();
+                long left = deadline - System.nanoTime();
+                switch (Claiming.next(result, now, op.tier(), fingerprint, liveByStore, left)) {
+                    case ACQUIRED, REPLAY:
                         return result;
-                    case LOCK_TIMEOUT:
+                    case IN_PROGRESS:
                         throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                                 op.lockTimeout()));
-                    default:
-                        break;
-                }
-                IdempotencyRecord record = result.record();
-                Instant now = now();
-                boolean over = !record.equals(liveByStore);
-                if (over && (record.isExpired(now) || (record.isStale(now) && op.tier() == Tier.REVERSIBLE
-                        && Arrays.equals(record.fingerprint(), fingerprint)))) {
-                    // an outcome past its ttl, or a reversible attempt that crashed: exactly one contender takes over
-                    ClaimRequest takeOver = request(now);
-                    claim = takeOver;
-                    result = store(() -> onStore(() -> store.takeOver(takeOver, record)));
-                    if (!result.isAcquired() && record.equals(result.record())) {
-                        liveByStore = record;
-                    }
-                    continue;
-                }
-                if (!Arrays.equals(record.fingerprint(), fingerprint)) {
-                    throw fail(Outcome.KEY_REUSED, new IdempotencyKeyReusedException(op.name(), readable));
-                }
-                switch (record.status()) {
-                    case COMPLETED:
-                        return result;
-                    case NEEDS_REVIEW:
+                    case KEY_REUSED:
+                        throw fail(Outcome.KEY_REUSED, new IdempotencyKeyReusedException(op.name(), readable));
+                    case OUTCOME_UNKNOWN:
                         throw fail(Outcome.OUTCOME_UNKNOWN,
                                 new IdempotencyOutcomeUnknownException(op.name(), readable));
-                    default:
+                    case TAKE_OVER: {
+                        // an outcome past its ttl, or a reversible attempt that crashed: exactly one contender takes
+                        // it over
+                        IdempotencyRecord record = Objects.requireNonNull(result.record());
+                        ClaimRequest takeOver = request(now);
+                        claim = takeOver;
+                        result = store(() -> onStore(() -> store.takeOver(takeOver, record)));
+                        liveByStore = Claiming.liveByStore(record, result, liveByStore);
+                        break;
+                    }
+                    case HOLD_STALE: {
+                        // IRREVERSIBLE: the side effect may have happened; stop for a human rather than run it twice
+                        IdempotencyRecord record = Objects.requireNonNull(result.record());
+                        Instant lease = record.leaseUntil();
+                        if (store(() -> outside(() -> store.markNeedsReviewIfStale(keyHash, lease, now)))) {
+                            throw fail(Outcome.OUTCOME_UNKNOWN,
+                                    new IdempotencyOutcomeUnknownException(op.name(), readable));
+                        }
+                        result = reread();
+                        liveByStore = Claiming.liveByStore(record, result, liveByStore);
+                        break;
+                    }
+                    case WAIT:
+                        sleep(Math.min(pause, left));
+                        pause = Math.min(pause * 2, MAX_POLL_NANOS);
+                        liveByStore = null;
+                        result = reread();
                         break;
                 }
-                if (over && record.isStale(now)) {
-                    // IRREVERSIBLE: the side effect may have happened; stop for a human rather than run it twice
-                    Instant lease = record.leaseUntil();
-                    if (store(() -> outside(() -> store.markNeedsReviewIfStale(keyHash, lease, now)))) {
-                        throw fail(Outcome.OUTCOME_UNKNOWN,
-                                new IdempotencyOutcomeUnknownException(op.name(), readable));
-                    }
-                    result = reread();
-                    if (!result.isAcquired() && record.equals(result.record())) {
-                        liveByStore = record;
-                    }
-                    continue;
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
-                            op.lockTimeout()));
-                }
-                sleep(Math.min(pause, left));
-                pause = Math.min(pause * 2, MAX_POLL_NANOS);
-                liveByStore = null;
-                result = reread();
             }
         }
 
@@ -769,7 +753,8 @@ public final class IdempotentExecutor {
                 try {
                     gate.check(new ConfirmationGate.Call(op.name(), readable, Arrays.asList(arguments)));
                 } catch (RuntimeException e) {
-                    release(owned, e);
+                    // refused before the method ran: nothing happened
+                    settle(owned, Settling.settle(op.tier(), false, Settling.Ending.FAILED), null, e);
                     throw fail(e instanceof ConfirmationRequiredException ? Outcome.CONFIRMATION_REQUIRED
                             : Outcome.FAILED, e);
                 }
@@ -804,11 +789,8 @@ public final class IdempotentExecutor {
             if (transactions.isTransactionActive()) {
                 transactions.setRollbackOnly();
             }
-            if (op.tier() == Tier.IRREVERSIBLE && !op.releases(thrown)) {
-                holdForReview(owned, thrown);
-            } else {
-                release(owned, thrown);
-            }
+            // an exception among the operation's releaseOn says that the effect did not happen
+            settle(owned, Settling.settle(op.tier(), !op.releases(thrown), Settling.Ending.FAILED), null, thrown);
             publish(Outcome.FAILED, claimNanos);
         }
 
@@ -851,12 +833,9 @@ public final class IdempotentExecutor {
                 if (inTransaction) {
                     transactions.setRollbackOnly();
                 }
-                if (op.tier() == Tier.IRREVERSIBLE) {
-                    // the side effect happened and cannot be replayed: releasing would let a retry do it twice
-                    holdForReview(owned, e);
-                } else {
-                    release(owned, e);
-                }
+                // the side effect happened and cannot be replayed: an irreversible one is held for review, since
+                // releasing would let a retry do it twice
+                settle(owned, Settling.settle(op.tier(), true, Settling.Ending.FAILED), null, e);
                 throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
                         : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
             }
@@ -884,7 +863,8 @@ public final class IdempotentExecutor {
             boolean inTransaction = transactions.isTransactionActive();
             if (owned.joined || !inTransaction) {
                 try {
-                    record(owned, data);
+                    // nothing stands between the outcome and its record: recorded now (in the transaction if joined)
+                    settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.OUTCOME), data, null);
                 } catch (Unguarded e) {
                     // the method ran and its outcome cannot be recorded: its result goes back all the same; the
                     // claim stays in flight until its lease ends, then a retry takes it over
@@ -901,30 +881,8 @@ public final class IdempotentExecutor {
             }
             transactions.afterCompletion(completion -> {
                 try {
-                    switch (completion) {
-                        case COMMITTED -> {
-                            record(owned, data);
-                            publish(Outcome.EXECUTED, claimNanos);
-                        }
-                        case ROLLED_BACK -> {
-                            if (mayHaveActed && op.tier() == Tier.IRREVERSIBLE) {
-                                holdForReview(owned, null);
-                            } else {
-                                release(owned, null);
-                            }
-                            publish(Outcome.ROLLED_BACK, claimNanos);
-                        }
-                        case UNKNOWN -> {
-                            if (!mayHaveActed) {
-                                release(owned, null);
-                            } else if (op.tier() == Tier.IRREVERSIBLE) {
-                                holdForReview(owned, null);
-                            } else {
-                                owned.finish();
-                            }
-                            publish(Outcome.OUTCOME_UNKNOWN, claimNanos);
-                        }
-                    }
+                    settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.of(completion)), data, null);
+                    publish(published(completion), claimNanos);
                 } catch (Unguarded e) {
                     warnUnguarded(op, e.failure);
                     publish(Outcome.UNGUARDED, claimNanos);
@@ -946,11 +904,23 @@ public final class IdempotentExecutor {
             if (listeners.isEmpty() && !IdempotencyContext.collecting()) {
                 return;
             }
-            transactions.afterCompletion(completion -> publish(switch (completion) {
-                case COMMITTED -> Outcome.EXECUTED;
-                case ROLLED_BACK -> Outcome.ROLLED_BACK;
-                case UNKNOWN -> Outcome.OUTCOME_UNKNOWN;
-            }, claimNanos));
+            transactions.afterCompletion(completion -> publish(published(completion), claimNanos));
+        }
+
+        /**
+         * Carries out the {@link Settling settlement} of our claim.
+         *
+         * @param data  the outcome to record ({@link Settling.Settlement#RECORD} only)
+         * @param cause the exception on its way to the caller, which keeps a failure to release or hold; null to log it
+         */
+        private void settle(Owned owned, Settling.Settlement settlement, byte @Nullable [] data,
+                @Nullable Throwable cause) {
+            switch (settlement) {
+                case RECORD -> record(owned, Objects.requireNonNull(data, "data"));
+                case RELEASE -> release(owned, cause);
+                case HOLD_FOR_REVIEW -> holdForReview(owned, cause);
+                case LEAVE_IN_FLIGHT -> owned.finish();
+            }
         }
 
         private void record(Owned owned, byte[] data) {
@@ -1033,6 +1003,15 @@ public final class IdempotentExecutor {
                         "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
             }
         }
+    }
+
+    /** The outcome published for a call whose outcome waited for the caller's transaction to end so. */
+    private static Outcome published(TransactionBridge.Completion completion) {
+        return switch (completion) {
+            case COMMITTED -> Outcome.EXECUTED;
+            case ROLLED_BACK -> Outcome.ROLLED_BACK;
+            case UNKNOWN -> Outcome.OUTCOME_UNKNOWN;
+        };
     }
 
     @SuppressWarnings("unchecked")
