@@ -343,12 +343,15 @@ public final class IdempotentExecutor {
         }
     }
 
-    /** A store failure on an operation that proceeds unguarded: caught where the call can go on without the store. */
-    private static final class Unguarded extends RuntimeException {
+    /**
+     * A store failure while claiming, on an operation that proceeds unguarded: it leaves the store calls of the claim
+     * loop, and {@code decide} alone catches it and turns it into {@link Decision.Unguarded}.
+     */
+    private static final class StoreFailedUnguarded extends RuntimeException {
         private static final long serialVersionUID = 1L;
         final IdempotencyStoreException failure;
 
-        Unguarded(IdempotencyStoreException failure) {
+        StoreFailedUnguarded(IdempotencyStoreException failure) {
             super(failure.getMessage(), failure, false, false);
             this.failure = failure;
         }
@@ -452,6 +455,22 @@ public final class IdempotentExecutor {
         }
 
         T execute() throws E {
+            Decision decision = decide();
+            if (decision instanceof Decision.Acquired acquired) {
+                return run(acquired.transactional());
+            }
+            if (decision instanceof Decision.Replay replay) {
+                return replay(replay.record(), replay.cached());
+            }
+            return runUnguarded(((Decision.Unguarded) decision).failure());
+        }
+
+        /**
+         * The claim phase: refuses a claim in a read-only transaction, replays what the pre-filter holds, and
+         * otherwise takes the key's turn at its gate and claims it ({@link #awaitClaim}), out of the gate again
+         * before anything runs.
+         */
+        private Decision decide() {
             independent = op.tier() == Tier.IRREVERSIBLE;
             if (transactions.isTransactionActive() && transactions.isReadOnly()) {
                 throw fail(Outcome.FAILED, new IdempotencyException(op.description() + ": cannot claim idempotency"
@@ -466,12 +485,10 @@ public final class IdempotentExecutor {
                 IdempotencyRecord hit = inMemory.completed(keyHash);
                 if (hit != null && Arrays.equals(hit.fingerprint(), fingerprint)) {
                     claimNanos = System.nanoTime() - start;
-                    return replay(hit, true);
+                    return new Decision.Replay(hit, true);
                 }
             }
             long deadline = start + op.lockTimeout().toNanos();
-            ClaimResult decided;
-            Unguarded unguarded = null;
             KeyGates.Entry entry = gates.enter(keyHash);
             if (entry == null) {
                 throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
@@ -484,28 +501,23 @@ public final class IdempotentExecutor {
                     throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                             op.lockTimeout()));
                 }
-                decided = awaitClaim(deadline);
+                // out of the key's gate before the method runs (or runs unguarded, holding nothing of the key)
+                return awaitClaim(deadline);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                         "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
-            } catch (Unguarded e) {
-                unguarded = e;
-                decided = null;
+            } catch (StoreFailedUnguarded e) {
+                return new Decision.Unguarded(e.failure);
             }
-            if (unguarded != null) {
-                // out of the key's gate first: an unguarded run holds nothing of the key
-                return runUnguarded(unguarded.failure);
-            }
-            return decided.isAcquired() ? run(decided.isTransactional())
-                    : replay(Objects.requireNonNull(decided.record()), decided.isCached());
         }
 
         /**
          * Claims the key, waiting for an owner in flight: returns once the key is ours (acquired) or holds a
-         * completed outcome to replay; throws for every other answer (in progress, reused, unknown outcome).
+         * completed outcome to replay; throws for every other answer (in progress, reused, unknown outcome), and
+         * {@link StoreFailedUnguarded} when the store fails and the operation proceeds unguarded.
          */
-        private ClaimResult awaitClaim(long deadline) {
+        private Decision awaitClaim(long deadline) {
             long pause = FIRST_POLL_NANOS;
             ClaimResult result = claim();
             claimNanos = System.nanoTime() - start;
@@ -515,8 +527,10 @@ public final class IdempotentExecutor {
                 Instant now = now();
                 long left = deadline - System.nanoTime();
                 switch (Claiming.next(result, now, op.tier(), fingerprint, liveByStore, left)) {
-                    case ACQUIRED, REPLAY:
-                        return result;
+                    case ACQUIRED:
+                        return Decision.Acquired.of(result.isTransactional());
+                    case REPLAY:
+                        return new Decision.Replay(Objects.requireNonNull(result.record()), result.isCached());
                     case IN_PROGRESS:
                         throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                                 op.lockTimeout()));
@@ -624,7 +638,7 @@ public final class IdempotentExecutor {
                     ? ": the idempotency store is unavailable (its circuit is open) for key '"
                     : ": the idempotency store failed for key '") + readable + "'", false, e);
             if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
-                return new Unguarded(failure);
+                return new StoreFailedUnguarded(failure);
             }
             return fail(Outcome.FAILED, failure);
         }
@@ -862,14 +876,8 @@ public final class IdempotentExecutor {
         private void recordWithCommit(Owned owned, byte[] data, boolean mayHaveActed) {
             boolean inTransaction = transactions.isTransactionActive();
             if (owned.joined || !inTransaction) {
-                try {
-                    // nothing stands between the outcome and its record: recorded now (in the transaction if joined)
-                    settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.OUTCOME), data, null);
-                } catch (Unguarded e) {
-                    // the method ran and its outcome cannot be recorded: its result goes back all the same; the
-                    // claim stays in flight until its lease ends, then a retry takes it over
-                    warnUnguarded(op, e.failure);
-                    publish(Outcome.UNGUARDED, claimNanos);
+                // nothing stands between the outcome and its record: recorded now (in the transaction if joined)
+                if (!settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.OUTCOME), data, null)) {
                     return;
                 }
                 if (inTransaction) {
@@ -881,11 +889,10 @@ public final class IdempotentExecutor {
             }
             transactions.afterCompletion(completion -> {
                 try {
-                    settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.of(completion)), data, null);
-                    publish(published(completion), claimNanos);
-                } catch (Unguarded e) {
-                    warnUnguarded(op, e.failure);
-                    publish(Outcome.UNGUARDED, claimNanos);
+                    if (settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.of(completion)), data,
+                            null)) {
+                        publish(published(completion), claimNanos);
+                    }
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.ERROR, "could not settle the outcome of " + op.name() + " key '"
                             + readable + "' after its transaction ended (" + completion + "); the claim stays in"
@@ -912,18 +919,27 @@ public final class IdempotentExecutor {
          *
          * @param data  the outcome to record ({@link Settling.Settlement#RECORD} only)
          * @param cause the exception on its way to the caller, which keeps a failure to release or hold; null to log it
+         * @return false when the outcome could not be recorded and the call went on unguarded (published as such)
          */
-        private void settle(Owned owned, Settling.Settlement settlement, byte @Nullable [] data,
+        private boolean settle(Owned owned, Settling.Settlement settlement, byte @Nullable [] data,
                 @Nullable Throwable cause) {
             switch (settlement) {
-                case RECORD -> record(owned, Objects.requireNonNull(data, "data"));
+                case RECORD -> {
+                    return record(owned, Objects.requireNonNull(data, "data"));
+                }
                 case RELEASE -> release(owned, cause);
                 case HOLD_FOR_REVIEW -> holdForReview(owned, cause);
                 case LEAVE_IN_FLIGHT -> owned.finish();
             }
+            return true;
         }
 
-        private void record(Owned owned, byte[] data) {
+        /**
+         * Records the outcome. When the store fails and the operation proceeds unguarded, the method ran and its
+         * outcome cannot be recorded: its result goes back all the same, the call is published as unguarded and this
+         * returns false; the claim stays in flight until its lease ends, then a retry takes it over.
+         */
+        private boolean record(Owned owned, byte[] data) {
             Instant lease = owned.finish();
             Instant expiresAt = millis(now().plus(op.ttl()));
             boolean recorded;
@@ -936,7 +952,9 @@ public final class IdempotentExecutor {
                         + ": could not record the result of key '" + readable + "'", true, e);
                 if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED && !(e instanceof IdempotencyException)
                         && !(e instanceof CallerTransactionAborted)) {
-                    throw new Unguarded(failure);
+                    warnUnguarded(op, failure);
+                    publish(Outcome.UNGUARDED, claimNanos);
+                    return false;
                 }
                 throw fail(Outcome.FAILED, failure);
             }
@@ -946,6 +964,7 @@ public final class IdempotentExecutor {
                         + " (its lease of " + op.lease() + " ran out without being renewed: was the process paused?)",
                         true, null));
             }
+            return true;
         }
 
         /** Undoes the external effect of an attempt whose transaction rolled back after the method returned. */
