@@ -343,11 +343,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
             IdempotencyContext.exit(previous);
         }
         if (compensation != null && inTransaction) {
-            engine.transactions.afterCompletion(completion -> {
-                if (completion == TransactionBridge.Completion.ROLLED_BACK) {
-                    compensate(value);
-                }
-            });
+            compensateOnRollback(value);
         }
         publish(Outcome.UNGUARDED, claimNanos);
         return value;
@@ -504,11 +500,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
             // registered before anything else can fail: whatever rolls the transaction back after the method
             // returned (recording the result included), the external effect is undone, before the key is
             // released to a retry; an unknown commit outcome compensates nothing (the writes may be there)
-            engine.transactions.afterCompletion(completion -> {
-                if (completion == TransactionBridge.Completion.ROLLED_BACK) {
-                    compensate(value);
-                }
-            });
+            compensateOnRollback(value);
         }
         byte[] data;
         try {
@@ -641,6 +633,15 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
                     true, null));
         }
         return true;
+    }
+
+    /** Registers the compensation of {@code value}, run if the caller's transaction rolls back. */
+    private void compensateOnRollback(T value) {
+        engine.transactions.afterCompletion(completion -> {
+            if (completion == TransactionBridge.Completion.ROLLED_BACK) {
+                compensate(value);
+            }
+        });
     }
 
     /** Undoes the external effect of an attempt whose transaction rolled back after the method returned. */
