@@ -6,32 +6,25 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.CompletedOutcomes;
 import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
-import dev.idempotency.internal.RecordedExceptions;
-import dev.idempotency.store.CallerTransactionAborted;
 import dev.idempotency.store.CircuitOpenException;
-import dev.idempotency.store.ClaimRequest;
-import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import java.lang.reflect.Type;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The engine: one idempotent call from key to recorded outcome (CONTRACT §3). The Spring aspect drives it for
- * {@link Idempotent} methods; message listeners, MCP tool handlers and non-Spring code call it directly:
+ * The engine: one idempotent call from key to recorded outcome ({@code docs/engine.md} draws its states). The
+ * Spring aspect drives it for {@link Idempotent} methods; message listeners, MCP tool handlers and non-Spring code
+ * call it directly:
  *
  * <pre>{@code
  * IdempotentExecutor executor = IdempotentExecutor.builder(store).build();
@@ -59,27 +52,26 @@ import tools.jackson.databind.json.JsonMapper;
 public final class IdempotentExecutor {
 
     private static final System.Logger LOG = System.getLogger(IdempotentExecutor.class.getName());
-    private static final long FIRST_POLL_NANOS = Duration.ofMillis(5).toNanos();
-    private static final long MAX_POLL_NANOS = Duration.ofMillis(250).toNanos();
     /** How many callers of one key may be in an executor at once on one node, unless the builder says otherwise. */
     public static final int DEFAULT_MAX_WAITERS_PER_KEY = 8;
 
-    private final IdempotencyStore store;
+    // package-private: what every IdempotentCall of this executor works with
+    final IdempotencyStore store;
     /** The store when it holds completed outcomes in memory (the pre-filter): asked before a claim is built. */
-    private final @Nullable CompletedOutcomes inMemory;
-    private final ResultCodec codec;
+    final @Nullable CompletedOutcomes inMemory;
+    final ResultCodec codec;
     /** The decoded values of outcomes the pre-filter answered, for immutable result types. */
-    private final DecodedOutcomes decoded;
-    private final Fingerprints fingerprints;
-    private final Clock clock;
-    private final IdempotencyScope scope;
-    private final List<IdempotencyListener> listeners;
-    private final TransactionBridge transactions;
-    private final @Nullable ConfirmationGate gate;
+    final DecodedOutcomes decoded;
+    final Fingerprints fingerprints;
+    final Clock clock;
+    final IdempotencyScope scope;
+    final List<IdempotencyListener> listeners;
+    final TransactionBridge transactions;
+    final @Nullable ConfirmationGate gate;
     private final IdempotencyObserver observer;
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
-    private final int maxWaitersPerKey;
-    private final KeyGates gates;
+    final int maxWaitersPerKey;
+    final KeyGates gates;
     /** Per operation: the circuit opening last warned about, and when a failure without a breaker last was. */
     private final ConcurrentHashMap<String, long[]> unguardedWarned = new ConcurrentHashMap<>();
 
@@ -206,7 +198,7 @@ public final class IdempotentExecutor {
             throw new IllegalArgumentException(operation.description() + ": onStoreDown = PROCEED_UNGUARDED needs"
                     + " a compensation with every call (a call run without its key may run twice)");
         }
-        Call<T, E> call = new Call<>(operation, scope, key, arguments, action, compensation);
+        IdempotentCall<T, E> call = new IdempotentCall<>(this, operation, scope, key, arguments, action, compensation);
         return observer == IdempotencyObserver.NONE ? call.proceed() : observer.around(operation, call);
     }
 
@@ -233,7 +225,7 @@ public final class IdempotentExecutor {
     public <T, E extends Throwable> T replayHeldOr(IdempotentOperation<T> operation, String key, Object[] arguments,
             Action<T, E> otherwise) throws E {
         CompletedOutcomes outcomes = inMemory;
-        Call<T, E> call = outcomes == null || operation.tier() == Tier.READ_ONLY ? null
+        IdempotentCall<T, E> call = outcomes == null || operation.tier() == Tier.READ_ONLY ? null
                 : held(outcomes, operation, key, arguments, otherwise);
         if (call == null) {
             return otherwise.run();
@@ -247,8 +239,8 @@ public final class IdempotentExecutor {
      * argument) is left for {@link #execute} to refuse, where the call's failure is published once. A miss costs the
      * key's hash and no object.
      */
-    private <T, E extends Throwable> @Nullable Call<T, E> held(CompletedOutcomes outcomes, IdempotentOperation<T> op,
-            String key, Object[] arguments, Action<T, E> otherwise) {
+    private <T, E extends Throwable> @Nullable IdempotentCall<T, E> held(CompletedOutcomes outcomes,
+            IdempotentOperation<T> op, String key, Object[] arguments, Action<T, E> otherwise) {
         try {
             if (key == null || (transactions.isTransactionActive() && transactions.isReadOnly())) {
                 return null;
@@ -264,7 +256,7 @@ public final class IdempotentExecutor {
                 return null;
             }
             prepare(op);
-            Call<T, E> call = new Call<>(op, null, key, arguments, otherwise, null);
+            IdempotentCall<T, E> call = new IdempotentCall<>(this, op, null, key, arguments, otherwise, null);
             byte[] fingerprint = fingerprints.fingerprint(call.arguments, op::isIgnored);
             if (!Arrays.equals(hit.fingerprint(), fingerprint)) {
                 return null;
@@ -281,20 +273,8 @@ public final class IdempotentExecutor {
         return gates.callers(keyHash);
     }
 
-    /** The clock's instant in whole milliseconds (as {@link #millis} truncates it), made as one instant. */
-    private Instant now() {
-        return Instant.ofEpochMilli(clock.millis());
-    }
-
-    /**
-     * Every instant handed to a store is whole milliseconds, which every supported database stores exactly: a lease
-     * read back then equals the lease written, and the conditional writes that match on it find their row.
-     */
-    private static Instant millis(Instant instant) {
-        return instant.truncatedTo(ChronoUnit.MILLIS);
-    }
-
-    private void publish(IdempotentOperation<?> op, String key, Outcome outcome, long claimNanos, long startNanos) {
+    /** Publishes a call's outcome to the open {@link IdempotencyContext} scopes and the listeners. */
+    void publish(IdempotentOperation<?> op, String key, Outcome outcome, long claimNanos, long startNanos) {
         IdempotencyContext.record(outcome);
         if (listeners.isEmpty()) {
             return;
@@ -314,7 +294,7 @@ public final class IdempotentExecutor {
      * Logs a warning the first time an operation runs unguarded in an outage: once per opening of the store's
      * circuit, and at most once a minute while failures still reach the store (no breaker, or before it opens).
      */
-    private void warnUnguarded(IdempotentOperation<?> op, IdempotencyStoreException failure) {
+    void warnUnguarded(IdempotentOperation<?> op, IdempotencyStoreException failure) {
         long opening = -1;
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof CircuitOpenException open) {
@@ -341,703 +321,6 @@ public final class IdempotentExecutor {
                     + " nothing is recorded for them; logged once per outage, counted as outcome 'unguarded'",
                     failure);
         }
-    }
-
-    /** A store failure on an operation that proceeds unguarded: caught where the call can go on without the store. */
-    private static final class Unguarded extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-        final IdempotencyStoreException failure;
-
-        Unguarded(IdempotencyStoreException failure) {
-            super(failure.getMessage(), failure, false, false);
-            this.failure = failure;
-        }
-    }
-
-    /** One call in progress: the state that every step shares. */
-    private final class Call<T, E extends Throwable> implements IdempotencyObserver.Invocation<T, E> {
-        private final IdempotentOperation<T> op;
-        private final Object[] arguments;
-        private final Action<T, E> action;
-        private final @Nullable Compensation<T> compensation;
-        private final String key;
-        /** The call's own scope ({@link #execute(IdempotentOperation, String, String, Object[], Action)}), or null. */
-        private final @Nullable String scope;
-        private long start;
-        private boolean started;
-        private @Nullable Outcome outcome;
-        private long claimNanos;
-        private String readable = "";
-        private byte[] keyHash;
-        private byte[] fingerprint;
-        /** The completed outcome the pre-filter held for this call ({@link #replayHeldOr}): replayed, nothing else. */
-        private @Nullable IdempotencyRecord held;
-
-        Call(IdempotentOperation<T> op, @Nullable String scope, String key, Object[] arguments, Action<T, E> action,
-                @Nullable Compensation<T> compensation) {
-            this.op = op;
-            this.scope = scope;
-            this.compensation = compensation;
-            this.arguments = arguments == null ? new Object[0] : arguments;
-            this.action = action;
-            this.key = key;
-        }
-
-        @Override
-        public T proceed() throws E {
-            if (started) {
-                throw new IllegalStateException("an idempotent call proceeds only once: " + op.name());
-            }
-            started = true;
-            start = System.nanoTime();
-            if (held != null) {
-                claimNanos = System.nanoTime() - start;
-                return replay(held, true);
-            }
-            prepareKey();
-            return execute();
-        }
-
-        /** Makes this call the replay of {@code record}, which the pre-filter held ({@link #replayHeldOr}). */
-        void replays(IdempotencyRecord record, String readableKey, byte[] hash, byte[] print) {
-            this.held = record;
-            this.readable = readableKey;
-            this.keyHash = hash;
-            this.fingerprint = print;
-        }
-
-        @Override
-        public Optional<Outcome> outcome() {
-            return Optional.ofNullable(outcome);
-        }
-
-        private void publish(Outcome published, long claim) {
-            outcome = published;
-            IdempotentExecutor.this.publish(op, readable, published, claim, start);
-        }
-
-        private void prepareKey() {
-            boolean normalized = false;
-            try {
-                prepare(op);
-                String normal = Keys.normalize(key);
-                this.readable = Keys.readableNormalized(normal);
-                normalized = true;
-                String tenant = scope != null ? scope : IdempotentExecutor.this.scope.current();
-                if (tenant == null) {
-                    throw new IllegalArgumentException("the IdempotencyScope returned null (return \"\" for none)");
-                }
-                this.keyHash = Keys.hash(op.name(), tenant, normal);
-            } catch (RuntimeException e) {
-                if (!normalized) {
-                    // refused (or not checked): the key as people may see it, escaped where it needs to be
-                    this.readable = key == null ? "" : Keys.readable(key);
-                }
-                publish(Outcome.FAILED, 0);
-                throw e instanceof IllegalArgumentException
-                        ? new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e) : e;
-            }
-            try {
-                this.fingerprint = fingerprints.fingerprint(this.arguments, op::isIgnored);
-            } catch (IllegalArgumentException e) {
-                publish(Outcome.FAILED, 0);
-                throw new IdempotencyException(op.description() + ": " + e.getMessage(), e);
-            }
-        }
-
-        private ClaimRequest request(Instant now) {
-            long remaining = Math.max(0, op.lockTimeout().toNanos() - (System.nanoTime() - start));
-            return new ClaimRequest(keyHash, op.name(), readable, fingerprint, op.tier(), now,
-                    millis(now.plus(op.lease())), millis(now.plus(op.ttl())), Duration.ofNanos(remaining));
-        }
-
-        T execute() throws E {
-            independent = op.tier() == Tier.IRREVERSIBLE;
-            if (transactions.isTransactionActive() && transactions.isReadOnly()) {
-                throw fail(Outcome.FAILED, new IdempotencyException(op.description() + ": cannot claim idempotency"
-                        + " key '" + readable + "' inside a read-only transaction: the claim and the result are"
-                        + " writes. Drop readOnly = true from the surrounding @Transactional, or call this method"
-                        + " outside it"));
-            }
-            if (inMemory != null) {
-                // a completed outcome held in memory is replayed at once: it claims nothing, runs nothing and waits
-                // for no one, so it needs no claim request and no turn at the key's gate; what the store's claim
-                // would answer for it is the same record (a payload mismatch goes the usual way, and is refused there)
-                IdempotencyRecord hit = inMemory.completed(keyHash);
-                if (hit != null && Arrays.equals(hit.fingerprint(), fingerprint)) {
-                    claimNanos = System.nanoTime() - start;
-                    return replay(hit, true);
-                }
-            }
-            long deadline = start + op.lockTimeout().toNanos();
-            ClaimResult decided;
-            Unguarded unguarded = null;
-            KeyGates.Entry entry = gates.enter(keyHash);
-            if (entry == null) {
-                throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
-                        "idempotency key '" + readable + "' of operation " + op.name() + " already has "
-                        + maxWaitersPerKey + " callers waiting on this node; retry later", null));
-            }
-            try (entry) {
-                // the callers of one key take turns with the store; the others wait here, holding nothing there
-                if (!entry.awaitTurn(deadline - System.nanoTime())) {
-                    throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
-                            op.lockTimeout()));
-                }
-                decided = awaitClaim(deadline);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
-                        "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
-            } catch (Unguarded e) {
-                unguarded = e;
-                decided = null;
-            }
-            if (unguarded != null) {
-                // out of the key's gate first: an unguarded run holds nothing of the key
-                return runUnguarded(unguarded.failure);
-            }
-            return decided.isAcquired() ? run(decided.isTransactional())
-                    : replay(Objects.requireNonNull(decided.record()), decided.isCached());
-        }
-
-        /**
-         * Claims the key, waiting for an owner in flight: returns once the key is ours (acquired) or holds a
-         * completed outcome to replay; throws for every other answer (in progress, reused, unknown outcome).
-         */
-        private ClaimResult awaitClaim(long deadline) {
-            long pause = FIRST_POLL_NANOS;
-            ClaimResult result = claim();
-            claimNanos = System.nanoTime() - start;
-            // a record the store's clock says is still live although ours says it is over: not taken over again
-            // until we have waited once (a node whose clock runs ahead must never take over a live claim)
-            IdempotencyRecord liveByStore = null;
-            while (true) {
-                switch (result.kind()) {
-                    case ACQUIRED:
-                        return result;
-                    case LOCK_TIMEOUT:
-                        throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
-                                op.lockTimeout()));
-                    default:
-                        break;
-                }
-                IdempotencyRecord record = result.record();
-                Instant now = now();
-                boolean over = !record.equals(liveByStore);
-                if (over && (record.isExpired(now) || (record.isStale(now) && op.tier() == Tier.REVERSIBLE
-                        && Arrays.equals(record.fingerprint(), fingerprint)))) {
-                    // an outcome past its ttl, or a reversible attempt that crashed: exactly one contender takes over
-                    ClaimRequest takeOver = request(now);
-                    claim = takeOver;
-                    result = store(() -> onStore(() -> store.takeOver(takeOver, record)));
-                    if (!result.isAcquired() && record.equals(result.record())) {
-                        liveByStore = record;
-                    }
-                    continue;
-                }
-                if (!Arrays.equals(record.fingerprint(), fingerprint)) {
-                    throw fail(Outcome.KEY_REUSED, new IdempotencyKeyReusedException(op.name(), readable));
-                }
-                switch (record.status()) {
-                    case COMPLETED:
-                        return result;
-                    case NEEDS_REVIEW:
-                        throw fail(Outcome.OUTCOME_UNKNOWN,
-                                new IdempotencyOutcomeUnknownException(op.name(), readable));
-                    default:
-                        break;
-                }
-                if (over && record.isStale(now)) {
-                    // IRREVERSIBLE: the side effect may have happened; stop for a human rather than run it twice
-                    Instant lease = record.leaseUntil();
-                    if (store(() -> outside(() -> store.markNeedsReviewIfStale(keyHash, lease, now)))) {
-                        throw fail(Outcome.OUTCOME_UNKNOWN,
-                                new IdempotencyOutcomeUnknownException(op.name(), readable));
-                    }
-                    result = reread();
-                    if (!result.isAcquired() && record.equals(result.record())) {
-                        liveByStore = record;
-                    }
-                    continue;
-                }
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
-                            op.lockTimeout()));
-                }
-                sleep(Math.min(pause, left));
-                pause = Math.min(pause * 2, MAX_POLL_NANOS);
-                liveByStore = null;
-                result = reread();
-            }
-        }
-
-        /** The request of the latest claim or takeover: once acquired, its lease identifies our claim. */
-        private ClaimRequest claim;
-
-        /**
-         * Whether the claim and the outcome are written outside the caller's transaction, committed on their own:
-         * {@link Tier#IRREVERSIBLE} calls, whose intent to act must be durable before the effect, whatever the
-         * caller's transaction does later.
-         */
-        private boolean independent;
-
-        private ClaimResult claim() {
-            ClaimRequest request = request(now());
-            claim = request;
-            // what store(() -> onStore(() -> store.claim(request))) does, without two lambdas on every call
-            try {
-                return independent ? outside(() -> store.claim(request)) : store.claim(request);
-            } catch (RuntimeException e) {
-                throw storeFailure(e);
-            }
-        }
-
-        /**
-         * Reads the key again while waiting: outside the caller's transaction, so that the read sees the latest
-         * committed state rather than the transaction's snapshot, and holds no lock that the owner needs to finish.
-         */
-        private ClaimResult reread() {
-            Optional<IdempotencyRecord> again = store(() -> outside(() -> store.find(keyHash)));
-            return again.isPresent() ? ClaimResult.existing(again.get()) : claim();
-        }
-
-        /** A claim or takeover: in the caller's transaction when the store can join it, unless independent. */
-        private <R> R onStore(Supplier<R> work) {
-            return independent ? outside(work) : work.get();
-        }
-
-        private <R> R outside(Supplier<R> work) {
-            return transactions.outside(work);
-        }
-
-        private <R> R store(Supplier<R> operation) {
-            try {
-                return operation.get();
-            } catch (RuntimeException e) {
-                throw storeFailure(e);
-            }
-        }
-
-        /** What a failure of the store while claiming or reading the key is thrown as (and publishes). */
-        private RuntimeException storeFailure(RuntimeException e) {
-            if (e instanceof IdempotencyInProgressException) {
-                // a store that cannot wait any longer in this transaction (a snapshot that cannot see the winner)
-                return fail(Outcome.IN_PROGRESS, e);
-            }
-            if (e instanceof IdempotencyException) {
-                return fail(Outcome.FAILED, e);
-            }
-            if (e instanceof CallerTransactionAborted) {
-                // the database already rolled the caller's transaction back (or it can never see the outcome):
-                // nothing of it may commit now, and only a retry of the whole transaction can go on
-                transactions.setRollbackOnly();
-                return fail(Outcome.FAILED, e);
-            }
-            IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
-                    + (e instanceof CircuitOpenException open && !open.storeAsked()
-                    ? ": the idempotency store is unavailable (its circuit is open) for key '"
-                    : ": the idempotency store failed for key '") + readable + "'", false, e);
-            if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED) {
-                return new Unguarded(failure);
-            }
-            return fail(Outcome.FAILED, failure);
-        }
-
-        /**
-         * The claim could not be made because the store is unavailable, and the operation proceeds unguarded: the
-         * method runs with no claim and nothing is recorded; a compensation still undoes it if the caller's
-         * transaction rolls back after it returned, and an exception still marks that transaction rollback-only.
-         */
-        private T runUnguarded(IdempotencyStoreException failure) throws E {
-            warnUnguarded(op, failure);
-            boolean inTransaction = transactions.isTransactionActive();
-            IdempotencyContext.Call previous =
-                    IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
-            T value;
-            try {
-                value = action.run();
-            } catch (Throwable t) {
-                if (inTransaction) {
-                    transactions.setRollbackOnly();
-                }
-                t.addSuppressed(failure);
-                publish(Outcome.FAILED, claimNanos);
-                throw t;
-            } finally {
-                IdempotencyContext.exit(previous);
-            }
-            if (compensation != null && inTransaction) {
-                transactions.afterCompletion(completion -> {
-                    if (completion == TransactionBridge.Completion.ROLLED_BACK) {
-                        compensate(value);
-                    }
-                });
-            }
-            publish(Outcome.UNGUARDED, claimNanos);
-            return value;
-        }
-
-        private <X extends RuntimeException> X fail(Outcome outcome, X exception) {
-            publish(outcome, claimNanos);
-            return exception;
-        }
-
-        private T replay(IdempotencyRecord record, boolean cached) {
-            byte[] data = record.result();
-            if (data == null) {
-                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description()
-                        + ": the completed record of key '" + readable + "' holds no result"));
-            }
-            if (RecordedExceptions.isException(data)) {
-                Throwable recorded = recordedException(data);
-                publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
-                throw IdempotentExecutor.<RuntimeException>sneaky(recorded);
-            }
-            Object value;
-            try {
-                value = cached ? decoded.decode(record, data, op.resultType().type())
-                        : codec.decode(data, op.resultType().type());
-            } catch (IdempotencyReplayException e) {
-                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                        + "': " + e.getMessage(), e));
-            }
-            publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
-            @SuppressWarnings("unchecked")
-            T t = (T) value;
-            return t;
-        }
-
-        /**
-         * A new instance of the recorded exception: only a class among the operation's declared replayExceptions,
-         * through its public (String) constructor; anything else in the row is an IdempotencyReplayException.
-         */
-        private Throwable recordedException(byte[] data) {
-            RecordedExceptions.Recorded recorded;
-            try {
-                recorded = RecordedExceptions.decode(data);
-            } catch (IllegalArgumentException e) {
-                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                        + "': " + e.getMessage() + " (was the row changed?)", e));
-            }
-            Class<? extends Throwable> type = op.replayExceptionNamed(recorded.exception());
-            if (type == null) {
-                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                        + "' recorded the exception " + recorded.exception() + ", which is not among the operation's"
-                        + " replayExceptions " + op.replayExceptions().stream().map(Class::getName).toList()
-                        + " (was the row changed, or the list since?)"));
-            }
-            try {
-                return type.getConstructor(String.class).newInstance(recorded.message());
-            } catch (ReflectiveOperationException | RuntimeException e) {
-                throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                        + "': cannot make a new " + type.getName() + " through its (String) constructor", e));
-            }
-        }
-
-        // ---- the owner's side: the key is ours ------------------------------------------------------------------
-
-        /** Our claim: where it lives, and the keeper of its lease when it is committed and visible to others. */
-        private final class Owned {
-            final ClaimRequest request;
-            /** The claim lives in the caller's still-open transaction and commits or rolls back with it. */
-            final boolean joined;
-            final @Nullable LeaseKeeper keeper;
-
-            Owned(ClaimRequest request, boolean joined) {
-                this.request = request;
-                this.joined = joined;
-                this.keeper = joined ? null : LeaseKeeper.start(store, clock, request.keyHash(), request.leaseUntil(),
-                        op.lease(), op.name() + " key '" + readable + "'");
-            }
-
-            /** Stops renewing; the lease that identifies the claim from now on. */
-            Instant finish() {
-                return keeper == null ? request.leaseUntil() : keeper.stop();
-            }
-
-            /** Runs a store write of the owner: outside the caller's transaction unless the claim lives in it. */
-            <R> R write(Supplier<R> work) {
-                return joined ? work.get() : outside(work);
-            }
-        }
-
-        private T run(boolean transactional) throws E {
-            Owned owned = new Owned(claim, transactional);
-            if (gate != null && op.tier() == Tier.IRREVERSIBLE) {
-                try {
-                    gate.check(new ConfirmationGate.Call(op.name(), readable, Arrays.asList(arguments)));
-                } catch (RuntimeException e) {
-                    release(owned, e);
-                    throw fail(e instanceof ConfirmationRequiredException ? Outcome.CONFIRMATION_REQUIRED
-                            : Outcome.FAILED, e);
-                }
-            }
-            IdempotencyContext.Call previous =
-                    IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
-            T value;
-            try {
-                value = action.run();
-            } catch (Throwable t) {
-                completeAfterThrowing(owned, t);
-                throw t;
-            } finally {
-                IdempotencyContext.exit(previous);
-            }
-            return completeAfterReturning(owned, value);
-        }
-
-        /**
-         * The method threw. A declared replayable exception is the call's outcome, recorded like a value. Anything
-         * else records nothing: inside a transaction that transaction is marked rollback-only, so that the method's
-         * partial writes never commit without their claim (a checked exception commits under Spring's default
-         * rules); then the key is released so that a retry runs again, unless the call is irreversible and the
-         * exception is not one of its {@code releaseOn}: its effect may have happened, so the key is held for review.
-         */
-        private void completeAfterThrowing(Owned owned, Throwable thrown) {
-            Class<? extends Throwable> recordedAs = op.recordedAs(thrown);
-            if (recordedAs != null) {
-                recordException(owned, recordedAs, thrown);
-                return;
-            }
-            if (transactions.isTransactionActive()) {
-                transactions.setRollbackOnly();
-            }
-            if (op.tier() == Tier.IRREVERSIBLE && !op.releases(thrown)) {
-                holdForReview(owned, thrown);
-            } else {
-                release(owned, thrown);
-            }
-            publish(Outcome.FAILED, claimNanos);
-        }
-
-        /**
-         * Records a declared business exception as the call's outcome, by the same path as a value. A failure to
-         * record is added to the business exception, which the caller gets either way.
-         */
-        private void recordException(Owned owned, Class<? extends Throwable> type, Throwable thrown) {
-            byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
-            try {
-                // a declared decision ("insufficient funds"): nothing happened, so a rollback simply releases the key
-                recordWithCommit(owned, data, false);
-            } catch (IdempotencyException e) {
-                thrown.addSuppressed(e);
-            }
-        }
-
-        private T completeAfterReturning(Owned owned, T value) {
-            boolean inTransaction = transactions.isTransactionActive();
-            if (compensation != null && inTransaction) {
-                // registered before anything else can fail: whatever rolls the transaction back after the method
-                // returned (recording the result included), the external effect is undone, before the key is
-                // released to a retry; an unknown commit outcome compensates nothing (the writes may be there)
-                transactions.afterCompletion(completion -> {
-                    if (completion == TransactionBridge.Completion.ROLLED_BACK) {
-                        compensate(value);
-                    }
-                });
-            }
-            byte[] data;
-            try {
-                data = codec.encode(value, op.resultType().type());
-                ResultSize.check(op, data);
-                if (RecordedExceptions.isException(data)) {
-                    throw new IdempotencyReplayException(op.description() + ": the result codec wrote a value"
-                            + " starting with the byte 0x00, which marks a recorded exception; a ResultCodec must"
-                            + " never write it");
-                }
-            } catch (RuntimeException e) {
-                if (inTransaction) {
-                    transactions.setRollbackOnly();
-                }
-                if (op.tier() == Tier.IRREVERSIBLE) {
-                    // the side effect happened and cannot be replayed: releasing would let a retry do it twice
-                    holdForReview(owned, e);
-                } else {
-                    release(owned, e);
-                }
-                throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
-                        : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
-            }
-            recordWithCommit(owned, data, true);
-            return value;
-        }
-
-        /**
-         * Records an outcome (a value or a declared exception) so that it is replayed only once the method's writes
-         * are committed:
-         * <ul>
-         * <li>a claim in the caller's transaction: at once, in it (it commits or rolls back with the writes);</li>
-         * <li>no transaction: at once;</li>
-         * <li>a committed claim inside a caller's transaction (a store that cannot join it, or an irreversible call):
-         * when that transaction ends, its lease renewed until then. Committed: recorded. Rolled back (or the
-         * savepoint the call ran under): released, or held for review if irreversible. Unknown (the commit's reply
-         * was lost): nothing is released, the writes may be there; an irreversible call is held for review, a
-         * reversible one stays in flight until its lease ends.</li>
-         * </ul>
-         *
-         * @param mayHaveActed false for a declared exception (a decision: nothing happened), whose key a rollback
-         *                     or an unknown commit simply releases, whatever the tier
-         */
-        private void recordWithCommit(Owned owned, byte[] data, boolean mayHaveActed) {
-            boolean inTransaction = transactions.isTransactionActive();
-            if (owned.joined || !inTransaction) {
-                try {
-                    record(owned, data);
-                } catch (Unguarded e) {
-                    // the method ran and its outcome cannot be recorded: its result goes back all the same; the
-                    // claim stays in flight until its lease ends, then a retry takes it over
-                    warnUnguarded(op, e.failure);
-                    publish(Outcome.UNGUARDED, claimNanos);
-                    return;
-                }
-                if (inTransaction) {
-                    publishWithCommit();
-                } else {
-                    publish(Outcome.EXECUTED, claimNanos);
-                }
-                return;
-            }
-            transactions.afterCompletion(completion -> {
-                try {
-                    switch (completion) {
-                        case COMMITTED -> {
-                            record(owned, data);
-                            publish(Outcome.EXECUTED, claimNanos);
-                        }
-                        case ROLLED_BACK -> {
-                            if (mayHaveActed && op.tier() == Tier.IRREVERSIBLE) {
-                                holdForReview(owned, null);
-                            } else {
-                                release(owned, null);
-                            }
-                            publish(Outcome.ROLLED_BACK, claimNanos);
-                        }
-                        case UNKNOWN -> {
-                            if (!mayHaveActed) {
-                                release(owned, null);
-                            } else if (op.tier() == Tier.IRREVERSIBLE) {
-                                holdForReview(owned, null);
-                            } else {
-                                owned.finish();
-                            }
-                            publish(Outcome.OUTCOME_UNKNOWN, claimNanos);
-                        }
-                    }
-                } catch (Unguarded e) {
-                    warnUnguarded(op, e.failure);
-                    publish(Outcome.UNGUARDED, claimNanos);
-                } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.ERROR, "could not settle the outcome of " + op.name() + " key '"
-                            + readable + "' after its transaction ended (" + completion + "); the claim stays in"
-                            + " flight until its lease ends", e);
-                }
-            });
-        }
-
-        /**
-         * Publishes EXECUTED once the caller's transaction commits, ROLLED_BACK if it (or the savepoint) rolls back:
-         * to the listeners and the open {@link IdempotencyContext} scopes. With neither, there is no one to tell, and
-         * no callback is registered (with Spring, a synchronization costs some 400 bytes per call).
-         */
-        private void publishWithCommit() {
-            outcome = Outcome.EXECUTED;
-            if (listeners.isEmpty() && !IdempotencyContext.collecting()) {
-                return;
-            }
-            transactions.afterCompletion(completion -> publish(switch (completion) {
-                case COMMITTED -> Outcome.EXECUTED;
-                case ROLLED_BACK -> Outcome.ROLLED_BACK;
-                case UNKNOWN -> Outcome.OUTCOME_UNKNOWN;
-            }, claimNanos));
-        }
-
-        private void record(Owned owned, byte[] data) {
-            Instant lease = owned.finish();
-            Instant expiresAt = millis(now().plus(op.ttl()));
-            boolean recorded;
-            try {
-                // what owned.write(() -> store.complete(...)) does, without a lambda when the claim is joined
-                recorded = owned.joined ? store.complete(keyHash, lease, data, expiresAt)
-                        : outside(() -> store.complete(keyHash, lease, data, expiresAt));
-            } catch (RuntimeException e) {
-                IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
-                        + ": could not record the result of key '" + readable + "'", true, e);
-                if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED && !(e instanceof IdempotencyException)
-                        && !(e instanceof CallerTransactionAborted)) {
-                    throw new Unguarded(failure);
-                }
-                throw fail(Outcome.FAILED, failure);
-            }
-            if (!recorded) {
-                throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description() + ": the claim of key '"
-                        + readable + "' was taken over or evicted before its result could be recorded"
-                        + " (its lease of " + op.lease() + " ran out without being renewed: was the process paused?)",
-                        true, null));
-            }
-        }
-
-        /** Undoes the external effect of an attempt whose transaction rolled back after the method returned. */
-        private void compensate(T value) {
-            if (compensation == null) {
-                return;
-            }
-            try {
-                compensation.compensate(value);
-            } catch (Exception e) {
-                LOG.log(System.Logger.Level.ERROR, "the compensation of " + op.name() + " key '" + readable
-                        + "' failed after its transaction rolled back; the external effect may remain", e);
-            }
-        }
-
-        /**
-         * Keeps an irreversible call's committed claim blocked as {@code NEEDS_REVIEW}: it may have acted, and its
-         * outcome cannot be recorded. A failure to do so is kept (or logged), not thrown: the lease then exposes the
-         * claim as stale, which leads to the same review.
-         */
-        private void holdForReview(Owned owned, @Nullable Throwable cause) {
-            Instant lease = owned.finish();
-            try {
-                owned.write(() -> store.markNeedsReview(keyHash, lease));
-            } catch (RuntimeException e) {
-                keep(cause, e, "hold for review");
-            }
-        }
-
-        /** Gives the key back after a failure, so that a retry runs again; a failure to do so is kept, not thrown. */
-        private void release(Owned owned, @Nullable Throwable cause) {
-            Instant lease = owned.finish();
-            try {
-                owned.write(() -> store.release(keyHash, lease));
-            } catch (RuntimeException e) {
-                keep(cause, e, "release");
-            }
-        }
-
-        private void keep(@Nullable Throwable cause, RuntimeException failure, String what) {
-            if (cause != null) {
-                cause.addSuppressed(failure);
-            } else {
-                LOG.log(System.Logger.Level.ERROR, "could not " + what + " the claim of " + op.name() + " key '"
-                        + readable + "'; it stays in flight until its lease ends", failure);
-            }
-        }
-
-        private void sleep(long nanos) {
-            try {
-                Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
-                        "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
-            }
-        }
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <X extends Throwable> X sneaky(Throwable t) throws X {
-        throw (X) t;
     }
 
     /** Builds an {@link IdempotentExecutor}. */
