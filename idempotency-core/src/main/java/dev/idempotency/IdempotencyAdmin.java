@@ -389,10 +389,10 @@ public final class IdempotencyAdmin {
      * @throws IdempotencyStoreException naming the resolution, if the audit fails
      */
     private void audit(byte[] hash, IdempotencyRecord before, Action action, ResolvedBy by) {
-        IdempotencyAudit.Entry entry = new IdempotencyAudit.Entry(hash, before.operation(), before.key(),
-                before.tier(), before.status(), action, by, now());
+        IdempotencyAudit.Entry entry = new IdempotencyAudit.Entry(before.operation(), before.key(), before.tier(),
+                before.status(), action, by, now());
         try {
-            audit.append(entry);
+            audit.append(hash, entry);
         } catch (RuntimeException e) {
             throw new IdempotencyStoreException("the audit could not record " + entry + " (" + e.getMessage()
                     + "); in a transaction it rolls back with the resolution, outside one the resolution stands",

@@ -245,6 +245,36 @@ class IdempotencyAdminTest {
                         org.assertj.core.groups.Tuple.tuple(Action.EVICTED, "bob"),
                         org.assertj.core.groups.Tuple.tuple(Action.RELEASED, "alice"));
         assertThat(admin.resolutions(1)).hasSize(1);
+        assertThat(admin.history("Orders.create", "ORDER:1")).extracting(IdempotencyAudit.Entry::action)
+                .as("the overload without a scope").containsExactly(Action.EVICTED);
+    }
+
+    @Test
+    void aResolutionAsExecutedIsAuditedToo() {
+        IdempotentOperation<String> refund = IdempotentOperation
+                .builder("Payments.refund", Tier.IRREVERSIBLE, ResultType.of(String.class))
+                .lease(Duration.ofSeconds(5)).build();
+        IdempotentExecutor crashing = IdempotentExecutor.builder(new TierRulesTest.DiesBeforeRecording(store))
+                .clock(clock).build();
+        assertThatThrownBy(() -> crashing.execute(refund, "R-9", new Object[0], () -> "paid"))
+                .isInstanceOf(IdempotencyStoreException.class);
+        clock.advance(Duration.ofSeconds(6));
+        assertThat(admin.resolveExecuted("Payments.refund", "R-9", "receipt", ResultType.of(String.class),
+                Duration.ofHours(1), BY)).isTrue();
+        assertThat(admin.history("Payments.refund", "R-9")).singleElement()
+                .satisfies(e -> assertThat(e.toString()).isEqualTo("RESOLVED_EXECUTED Payments.refund 'R-9'"
+                        + " (IRREVERSIBLE, was IN_FLIGHT) by test-operator at " + clock.instant()
+                        + ": checked by the test"));
+    }
+
+    @Test
+    void anActorAndAReasonMayBeAsLongAsTheAuditTableHoldsAndNoLonger() {
+        assertThat(new ResolvedBy("a".repeat(ResolvedBy.MAX_ACTOR), "r".repeat(ResolvedBy.MAX_REASON)).actor())
+                .hasSize(255);
+        assertThatThrownBy(() -> new ResolvedBy("a".repeat(ResolvedBy.MAX_ACTOR + 1), "checked"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 255");
+        assertThatThrownBy(() -> new ResolvedBy("alice", "r".repeat(ResolvedBy.MAX_REASON + 1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 1000");
     }
 
     @Test
@@ -265,7 +295,7 @@ class IdempotencyAdminTest {
     void anAuditThatFailsNamesTheResolutionThatStands() {
         IdempotencyAudit broken = new IdempotencyAudit() {
             @Override
-            public void append(Entry entry) {
+            public void append(byte[] keyHash, Entry entry) {
                 throw new IllegalStateException("audit table is read-only");
             }
 
@@ -297,6 +327,12 @@ class IdempotencyAdminTest {
         }
         assertThat(small.recent(10)).extracting(IdempotencyAudit.Entry::key).containsExactly("ORDER:3", "ORDER:2");
         assertThat(audited.history("Orders.create", "ORDER:1")).isEmpty();
+        executor.execute(orders, "ORDER:3", new Object[] {"ORDER:3"}, () -> "again");
+        audited.evict("Orders.create", "ORDER:3", BY);
+        assertThat(small.history(Keys.hash("Orders.create", "", "ORDER:3"), 1)).as("at most the limit").hasSize(1);
+        assertThat(small.history(Keys.hash("Orders.create", "", "ORDER:3"), 2)).hasSize(2);
+        assertThat(new InMemoryIdempotencyAudit(1).recent(1)).isEmpty();
+        assertThatThrownBy(() -> new InMemoryIdempotencyAudit(0)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test

@@ -161,4 +161,25 @@ class IdempotencyReportTest {
                 .contains("Nothing: no NEEDS_REVIEW record, no claim stuck past its lease.");
         assertThat(IdempotencyReport.of(List.of()).toMarkdown()).doesNotContain("Waiting for an operator");
     }
+
+    @Test
+    void theResolutionsByHandAreListedNewestFirstOrSaidToBeNone() {
+        Instant at = Instant.parse("2026-01-10T00:00:00Z");
+        dev.idempotency.store.IdempotencyAudit.Entry released = new dev.idempotency.store.IdempotencyAudit.Entry(
+                "Payouts.send", "P|1", Tier.IRREVERSIBLE, dev.idempotency.store.IdempotencyRecord.Status.NEEDS_REVIEW,
+                dev.idempotency.store.IdempotencyAudit.Action.RELEASED, new ResolvedBy("alice", "no payout\nseen"), at);
+
+        String md = IdempotencyReport.of(List.of()).resolutions(List.of(released)).toMarkdown();
+
+        assertThat(md).contains("## Resolved by hand (latest first)").contains("| 2026-01-10T00:00:00Z | Payouts.send"
+                + " | P\\|1 | IRREVERSIBLE | NEEDS_REVIEW | RELEASED | alice | no payout seen |");
+        JsonNode json = JsonMapper.builder().build().readTree(IdempotencyReport.of(List.of())
+                .resolutions(List.of(released)).toJson());
+        assertThat(json.get("resolutions").get(0).get("actor").asString()).isEqualTo("alice");
+        assertThat(json.get("resolutions").get(0).get("before").asString()).isEqualTo("NEEDS_REVIEW");
+        assertThat(IdempotencyReport.of(List.of()).resolutions(List.of()).toMarkdown()).contains("None recorded.");
+        assertThat(IdempotencyReport.of(List.of()).toMarkdown()).doesNotContain("Resolved by hand");
+        assertThat(JsonMapper.builder().build().readTree(IdempotencyReport.of(List.of()).toJson()).has("resolutions"))
+                .isFalse();
+    }
 }

@@ -21,10 +21,12 @@ import java.util.Objects;
 public interface IdempotencyAudit {
 
     /**
-     * Appends {@code entry}. Called after the resolution it records; an exception here reaches the operator (in a
-     * transaction it rolls the resolution back with it).
+     * Appends {@code entry}, the resolution of the key stored as {@code keyHash}. Called after the resolution it
+     * records; an exception here reaches the operator (in a transaction it rolls the resolution back with it).
+     *
+     * @param keyHash the stored identity (operation, scope and key hashed): what {@link #history} looks up
      */
-    void append(Entry entry);
+    void append(byte[] keyHash, Entry entry);
 
     /** The entries of one key, the newest first, at most {@code limit}. */
     List<Entry> history(byte[] keyHash, int limit);
@@ -45,7 +47,6 @@ public interface IdempotencyAudit {
     /**
      * One resolution.
      *
-     * @param keyHash   the stored identity (operation, scope and key hashed)
      * @param operation the operation name
      * @param key       the readable key, as stored (cut to 255 characters)
      * @param tier      the operation's tier
@@ -54,11 +55,9 @@ public interface IdempotencyAudit {
      * @param by        who did it, and why
      * @param at        when
      */
-    record Entry(byte[] keyHash, String operation, String key, Tier tier, Status before, Action action,
-            ResolvedBy by, Instant at) {
+    record Entry(String operation, String key, Tier tier, Status before, Action action, ResolvedBy by, Instant at) {
 
         public Entry {
-            keyHash = keyHash.clone();
             Objects.requireNonNull(operation, "operation");
             Objects.requireNonNull(key, "key");
             Objects.requireNonNull(tier, "tier");
@@ -66,23 +65,6 @@ public interface IdempotencyAudit {
             Objects.requireNonNull(action, "action");
             Objects.requireNonNull(by, "by");
             Objects.requireNonNull(at, "at");
-        }
-
-        @Override
-        public byte[] keyHash() {
-            return keyHash.clone();
-        }
-
-        @Override
-        public boolean equals(Object o) {
-            return o instanceof Entry e && java.util.Arrays.equals(keyHash, e.keyHash) && operation.equals(e.operation)
-                    && key.equals(e.key) && tier == e.tier && before == e.before && action == e.action
-                    && by.equals(e.by) && at.equals(e.at);
-        }
-
-        @Override
-        public int hashCode() {
-            return Objects.hash(java.util.Arrays.hashCode(keyHash), operation, key, action, at);
         }
 
         @Override

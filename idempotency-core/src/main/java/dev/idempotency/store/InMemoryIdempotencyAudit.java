@@ -18,7 +18,10 @@ public final class InMemoryIdempotencyAudit implements IdempotencyAudit {
     public static final int DEFAULT_CAPACITY = 10_000;
 
     private final int capacity;
-    private final Deque<Entry> entries = new ArrayDeque<>();
+    private final Deque<Keyed> entries = new ArrayDeque<>();
+
+    private record Keyed(byte[] keyHash, Entry entry) {
+    }
 
     /** Keeps the latest {@value #DEFAULT_CAPACITY} entries. */
     public InMemoryIdempotencyAudit() {
@@ -34,20 +37,20 @@ public final class InMemoryIdempotencyAudit implements IdempotencyAudit {
     }
 
     @Override
-    public synchronized void append(Entry entry) {
+    public synchronized void append(byte[] keyHash, Entry entry) {
         if (entries.size() == capacity) {
             entries.removeLast();
         }
-        entries.addFirst(entry);
+        entries.addFirst(new Keyed(keyHash.clone(), entry));
     }
 
     @Override
     public synchronized List<Entry> history(byte[] keyHash, int limit) {
         List<Entry> found = new ArrayList<>();
-        for (Iterator<Entry> it = entries.iterator(); it.hasNext() && found.size() < limit; ) {
-            Entry e = it.next();
+        for (Iterator<Keyed> it = entries.iterator(); it.hasNext() && found.size() < limit; ) {
+            Keyed e = it.next();
             if (Arrays.equals(e.keyHash(), keyHash)) {
-                found.add(e);
+                found.add(e.entry());
             }
         }
         return found;
@@ -55,6 +58,6 @@ public final class InMemoryIdempotencyAudit implements IdempotencyAudit {
 
     @Override
     public synchronized List<Entry> recent(int limit) {
-        return entries.stream().limit(limit).toList();
+        return entries.stream().limit(limit).map(Keyed::entry).toList();
     }
 }

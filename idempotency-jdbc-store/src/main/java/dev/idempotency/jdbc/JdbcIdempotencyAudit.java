@@ -37,6 +37,8 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
 
     private static final String COLUMNS = "key_hash, operation, idem_key, tier, status_before, action, actor, reason,"
             + " resolved_at";
+    /** What a read returns: every column but the hash, which the caller gave or does not need. */
+    private static final String READ = "operation, idem_key, tier, status_before, action, actor, reason, resolved_at";
 
     private final JdbcTemplate jdbc;
     private final String tableName;
@@ -54,8 +56,8 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
         this.store = store;
         // the table name is a validated identifier, the only text put into the statements
         this.insert = "INSERT INTO " + tableName + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-        this.history = "SELECT " + COLUMNS + " FROM " + tableName + " WHERE key_hash = ? ORDER BY id DESC";
-        this.recent = "SELECT " + COLUMNS + " FROM " + tableName + " ORDER BY id DESC";
+        this.history = "SELECT " + READ + " FROM " + tableName + " WHERE key_hash = ? ORDER BY id DESC";
+        this.recent = "SELECT " + READ + " FROM " + tableName + " ORDER BY id DESC";
     }
 
     /**
@@ -108,11 +110,11 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
      * @throws DataAccessException naming the table (a missing table names the script that creates it)
      */
     @Override
-    public void append(Entry e) {
+    public void append(byte[] keyHash, Entry e) {
         JdbcDialect dialect = dialect();
         try {
             jdbc.update(insert, ps -> {
-                ps.setBytes(1, e.keyHash());
+                ps.setBytes(1, keyHash);
                 ps.setString(2, e.operation());
                 ps.setString(3, e.key());
                 ps.setString(4, e.tier().name());
@@ -155,9 +157,9 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
     }
 
     private static Entry entry(ResultSet rs, JdbcDialect dialect) throws SQLException {
-        return new Entry(rs.getBytes(1), rs.getString(2), rs.getString(3), Tier.valueOf(rs.getString(4)),
-                Status.valueOf(rs.getString(5)), Action.valueOf(rs.getString(6)),
-                new ResolvedBy(rs.getString(7), rs.getString(8)), Objects.requireNonNull(dialect.instant(rs, 9)));
+        return new Entry(rs.getString(1), rs.getString(2), Tier.valueOf(rs.getString(3)),
+                Status.valueOf(rs.getString(4)), Action.valueOf(rs.getString(5)),
+                new ResolvedBy(rs.getString(6), rs.getString(7)), Objects.requireNonNull(dialect.instant(rs, 8)));
     }
 
     @Override

@@ -150,7 +150,7 @@ public class IdempotencyReportEndpoint {
     }
 
     private static IdempotencyAudit.Entry masked(IdempotencyAudit.Entry e) {
-        return new IdempotencyAudit.Entry(new byte[32], e.operation(), MASK, e.tier(), e.before(), e.action(),
+        return new IdempotencyAudit.Entry(e.operation(), MASK, e.tier(), e.before(), e.action(),
                 new ResolvedBy(MASK, MASK), e.at());
     }
 
