@@ -346,7 +346,7 @@ public final class JacksonResultCodec implements ResultCodec {
         try (JsonParser parser = mapper.createParser(data)) {
             for (JsonToken token = parser.nextToken(); token != null; token = parser.nextToken()) {
                 if (strings && token == JsonToken.VALUE_STRING) {
-                    limits.validateStringLength(parser.getTextLength());
+                    limits.validateStringLength(parser.getStringLength());
                 }
             }
         } catch (JacksonException e) {

@@ -118,7 +118,7 @@ class MySqlDialect extends JdbcDialect {
         if (year < 1 || year > 9999) {
             return LocalDateTime.ofEpochSecond(seconds, nano, ZoneOffset.UTC);
         }
-        int second = (int) Math.floorMod(seconds, 86_400);
+        int second = Math.floorMod(seconds, 86_400);
         String century = TWO_DIGITS[year / 100];
         String yy = TWO_DIGITS[year % 100];
         String month = TWO_DIGITS[date.getMonthValue()];

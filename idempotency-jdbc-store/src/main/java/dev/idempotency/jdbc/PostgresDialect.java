@@ -256,7 +256,7 @@ final class PostgresDialect extends JdbcDialect {
      */
     static String isoText(long epochSecond, int nano) {
         java.time.LocalDate date = java.time.LocalDate.ofEpochDay(Math.floorDiv(epochSecond, 86_400));
-        int second = (int) Math.floorMod(epochSecond, 86_400);
+        int second = Math.floorMod(epochSecond, 86_400);
         String century = TWO_DIGITS[date.getYear() / 100];
         String year = TWO_DIGITS[date.getYear() % 100];
         String month = TWO_DIGITS[date.getMonthValue()];
