@@ -81,6 +81,12 @@ class QuickstartPageTest {
                 .isEqualTo(Files.readString(Path.of("src/main/resources/db/migration/V2__orders.sql")));
         assertThat(Files.readString(PAGE)).contains("dev/idempotency/jdbc/schema-postgresql.sql >"
                 + " src/main/resources/db/migration/V1__idempotency.sql");
+        assertThat(Files.readString(Path.of("src/main/resources/db/migration/V3__idempotency_audit.sql")))
+                .isEqualTo(shipped("dev/idempotency/jdbc/audit-postgresql.sql"));
+        assertThat(Files.readString(Path.of("src/test/resources/db/h2/V3__idempotency_audit.sql")))
+                .isEqualTo(shipped("dev/idempotency/jdbc/audit-h2.sql"));
+        assertThat(Files.readString(PAGE)).contains("dev/idempotency/jdbc/audit-postgresql.sql >"
+                + " src/main/resources/db/migration/V3__idempotency_audit.sql");
     }
 
     private static String shipped(String location) throws IOException {
