@@ -112,6 +112,10 @@ public final class McpConfirmations implements ConfirmationGate {
         }
         McpCall.requireScoped(call.operation());
         String token = mcp.confirmationToken();
+        if (mcp.answered() != null) {
+            checkAnswered(mcp.answered(), token, mcp, call);
+            return;
+        }
         if (token != null && verify(token, mcp, call) && consume(token)) {
             return;
         }
@@ -130,19 +134,50 @@ public final class McpConfirmations implements ConfirmationGate {
                 + (token != null ? " (the confirmation token sent is not valid for this call, or was used)" : ""));
     }
 
-    private Answer ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
-        Map<String, Object> schema = Map.of("type", "object",
+    /**
+     * A 2026-07-28 call: it runs when the request state (the token minted for this principal, operation, key and
+     * arguments, unused) comes back with the user's accepted {@code confirm = true}; the answer is recorded like an
+     * elicitation answer. Anything else asks again ({@link ConfirmationRequiredException}, which the adapter answers
+     * with {@code input_required} and a fresh state), or ends declined.
+     */
+    private void checkAnswered(McpCall.Answered answered, @Nullable String token, McpCall mcp, Call call) {
+        if (answered.action() == null || token == null || !verify(token, mcp, call) || !consume(token)) {
+            throw new ConfirmationRequiredException(call.operation(), call.key(), mcp.tool()
+                    + " with idempotency key '" + call.key() + "' is irreversible and runs only once the user"
+                    + " confirmed it");
+        }
+        Object confirm = answered.content().get("confirm");
+        boolean confirmed = "accept".equals(answered.action()) && Boolean.TRUE.equals(confirm);
+        answer(answered.action(), confirmed, answered.content(), mcp, call);
+        if (!confirmed) {
+            McpCall.markDeclined();
+            throw new ConfirmationRequiredException(call.operation(), call.key(),
+                    "the user declined " + mcp.tool() + " with idempotency key '" + call.key() + "'");
+        }
+    }
+
+    /** The form the user confirms a call with: one boolean, {@code confirm}. */
+    static Map<String, Object> confirmSchema(String tool) {
+        return Map.of("type", "object",
                 "properties", Map.of("confirm", Map.of("type", "boolean", "title", "Run it",
-                        "description", "Run " + mcp.tool() + " now; it cannot be undone")),
+                        "description", "Run " + tool + " now; it cannot be undone")),
                 "required", List.of("confirm"));
+    }
+
+    private Answer ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
         McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitFormRequest
-                .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.", schema).build());
+                .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.",
+                        confirmSchema(mcp.tool())).build());
         boolean confirmed = answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
                 && Boolean.TRUE.equals(answer.content().get("confirm"));
-        Answer recorded = new Answer(answer.action().name().toLowerCase(Locale.ROOT), confirmed,
-                mcp.principal(), mcp.tool(), call.operation(), call.key(), mcp.argumentDigest(),
-                clock.instant().truncatedTo(ChronoUnit.MILLIS),
-                answer.content() == null ? Map.of() : new LinkedHashMap<>(answer.content()));
+        return answer(answer.action().name().toLowerCase(Locale.ROOT), confirmed,
+                answer.content() == null ? Map.of() : answer.content(), mcp, call);
+    }
+
+    /** Records a user's answer beside the call. */
+    private Answer answer(String action, boolean confirmed, Map<String, Object> content, McpCall mcp, Call call) {
+        Answer recorded = new Answer(action, confirmed, mcp.principal(), mcp.tool(), call.operation(), call.key(),
+                mcp.argumentDigest(), clock.instant().truncatedTo(ChronoUnit.MILLIS), new LinkedHashMap<>(content));
         // outside the call's transaction: a declined call rolls back, and its answer must stay
         transactions.outside(() -> {
             record(recorded, mcp.ttl());
@@ -227,6 +262,18 @@ public final class McpConfirmations implements ConfirmationGate {
     private static byte[] answerId(String principal, String operation, String key, int n) {
         return Canonical.sha256(("answer|" + principal.length() + ":" + principal + "|" + operation.length() + ":"
                 + operation + "|" + key.length() + ":" + key + "|" + n).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A key of its own for {@code purpose}, derived from the secret (HMAC-SHA256 of the purpose). */
+    byte[] derivedKey(String purpose) {
+        return mac(purpose);
+    }
+
+    /** A random key of this process, for a request state no other node opens. */
+    static byte[] randomKey() {
+        byte[] key = new byte[32];
+        RANDOM.nextBytes(key);
+        return key;
     }
 
     /** A token for this call: principal, operation, key and argument digest, valid for {@link #ttl()}. */
