@@ -179,7 +179,7 @@ public final class McpIdempotentTools {
                 .builder(tool.name(), InputSchemas.of(tool.fields(), tool.where(), tool.tier(),
                         legacy && confirm != null))
                 .description(tool.description())
-                .annotations(annotations(tool.tier(), tool.title()))
+                .annotations(annotations(tool.tier(), tool.title(), tool.openWorld()))
                 .meta(meta(tool, confirm, legacy));
         if (tool.title() != null) {
             t.title(tool.title());
@@ -187,12 +187,12 @@ public final class McpIdempotentTools {
         return t.build();
     }
 
-    static McpSchema.ToolAnnotations annotations(Tier tier, @Nullable String title) {
+    static McpSchema.ToolAnnotations annotations(Tier tier, @Nullable String title, boolean openWorld) {
         return switch (tier) {
-            case READ_ONLY -> new McpSchema.ToolAnnotations(title, true, null, null, null, null);
-            case REVERSIBLE -> new McpSchema.ToolAnnotations(title, false, false, true, null, null);
+            case READ_ONLY -> new McpSchema.ToolAnnotations(title, true, null, null, openWorld, null);
+            case REVERSIBLE -> new McpSchema.ToolAnnotations(title, false, false, true, openWorld, null);
             // idempotent only because the key makes it so: a call without a key is refused
-            case IRREVERSIBLE -> new McpSchema.ToolAnnotations(title, false, true, true, null, null);
+            case IRREVERSIBLE -> new McpSchema.ToolAnnotations(title, false, true, true, openWorld, null);
         };
     }
 

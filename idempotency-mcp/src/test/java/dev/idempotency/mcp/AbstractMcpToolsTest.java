@@ -61,6 +61,8 @@ abstract class AbstractMcpToolsTest {
         assertThat(listed).containsOnlyKeys("lookup_order", "hold_funds", "refund");
         McpSchema.Tool lookup = listed.get("lookup_order");
         assertThat(lookup.annotations().readOnlyHint()).isTrue();
+        assertThat(lookup.annotations().openWorldHint()).as("set false: it reads the application's own orders")
+                .isFalse();
         assertThat(lookup.meta()).containsEntry(McpMeta.TIER, "READ_ONLY").containsEntry(McpMeta.KEY_SOURCES, List.of());
         assertThat(properties(lookup)).containsOnlyKeys("orderId");
 
@@ -81,6 +83,7 @@ abstract class AbstractMcpToolsTest {
 
         McpSchema.Tool refund = listed.get("refund");
         assertThat(refund.annotations().destructiveHint()).isTrue();
+        assertThat(refund.annotations().openWorldHint()).as("unless set, a tool reaches outside").isTrue();
         assertThat(refund.annotations().idempotentHint()).isTrue();
         assertThat(refund.meta()).containsEntry(McpMeta.TIER, "IRREVERSIBLE").containsEntry(McpMeta.TTL, "PT168H")
                 .containsEntry(McpMeta.CONFIRMATION, "elicitation_or_token");

@@ -31,8 +31,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.catalina.Context;
-import org.apache.catalina.Wrapper;
 import org.apache.catalina.startup.Tomcat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -84,7 +82,7 @@ class ModernHttpTest {
     /** One node: its own executor, gate and tools on the shared store and secret, its own servlet container. */
     final class Node implements AutoCloseable {
         final McpConfirmations confirmations = McpConfirmations.builder(McpServerFixture.SECRET, store).build();
-        final Tomcat tomcat = new Tomcat();
+        final Tomcat tomcat;
         final String url;
         final Path base = Files.createTempDirectory("mcp-modern");
 
@@ -101,14 +99,7 @@ class ModernHttpTest {
                     .contextExtractor(request -> McpTransportContext.create(Map.of(McpMeta.PRINCIPAL,
                             request.getHeader(USER) == null ? "" : request.getHeader(USER))))
                     .build();
-            tomcat.setBaseDir(base.toString());
-            tomcat.setPort(0);
-            Context context = tomcat.addContext("", base.toString());
-            Wrapper servlet = Tomcat.addServlet(context, "mcp", transport);
-            servlet.setAsyncSupported(true);
-            context.addServletMappingDecoded("/mcp", "mcp");
-            tomcat.getConnector();
-            tomcat.start();
+            tomcat = TomcatMcpServer.start(base, transport, context -> { });
             url = "http://localhost:" + tomcat.getConnector().getLocalPort() + "/mcp";
         }
 
@@ -141,6 +132,8 @@ class ModernHttpTest {
                 .containsExactly("lookup_order", "hold_funds", "refund");
         McpSchema.Tool refund = listed.tools().get(2);
         assertThat(refund.annotations().destructiveHint()).isTrue();
+        assertThat(refund.annotations().openWorldHint()).isTrue();
+        assertThat(listed.tools().get(0).annotations().openWorldHint()).isFalse();
         assertThat(refund.meta()).containsEntry(McpMeta.TIER, "IRREVERSIBLE")
                 .containsEntry(McpMeta.CONFIRMATION, "input_required");
         @SuppressWarnings("unchecked")

@@ -169,6 +169,7 @@ class IdempotencyMcpAutoConfigurationTest {
 
         assertThat(listed).containsOnlyKeys("lookup_order", "hold_funds", "refund");
         assertThat(listed.get("lookup_order").annotations().readOnlyHint()).isTrue();
+        assertThat(listed.get("lookup_order").annotations().openWorldHint()).as("@McpTool's default").isTrue();
         assertThat(listed.get("hold_funds").meta()).containsEntry(McpMeta.TIER, "REVERSIBLE");
         assertThat(listed.get("refund").meta()).containsEntry(McpMeta.TIER, "IRREVERSIBLE")
                 .containsEntry(McpMeta.CONFIRMATION, "elicitation_or_token");
