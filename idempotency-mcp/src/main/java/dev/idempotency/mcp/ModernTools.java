@@ -10,6 +10,9 @@ import io.modelcontextprotocol.modern.server.feature.ToolsPage;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,6 +24,13 @@ final class ModernTools implements McpSyncToolRepository {
 
     /** The name of the one input request an irreversible call asks: the user's yes or no. */
     static final String CONFIRM = "confirm";
+
+    /** The threads tool calls run on: daemon threads, made as needed, kept a minute when idle. */
+    private static final ExecutorService CALLS = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "idempotency-mcp-call");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private final Map<String, McpSyncTool> tools = new LinkedHashMap<>();
     private final List<McpSchema.Tool> definitions;
@@ -76,8 +86,15 @@ final class ModernTools implements McpSyncToolRepository {
             }
         }
         boolean canAsk = ctx.clientCapabilities() != null && ctx.clientCapabilities().supportsElicitationForm();
-        McpIdempotentTools.Outcome outcome = adapter.run(tool, request.arguments(), ctx.meta(), context, null,
-                new McpIdempotentTools.Modern(action, content, request.requestState(), canAsk));
+        McpIdempotentTools.Modern modern = new McpIdempotentTools.Modern(action, content, request.requestState(),
+                canAsk);
+        Map<String, Object> meta = ctx.meta();
+        // A client that gives up cancels its request, and the SDK interrupts the thread that handles it. The call
+        // runs on a thread of its own, which no cancellation interrupts, and is awaited uninterruptibly: an effect
+        // under way finishes and is recorded, so that the client's retry replays it (an interrupted refund would be
+        // an outcome nobody knows).
+        McpIdempotentTools.Outcome outcome = CompletableFuture.supplyAsync(
+                () -> adapter.run(tool, request.arguments(), meta, context, null, modern), CALLS).join();
         if (outcome.ask() != null) {
             // the token travels as request state, which the SDK seals again and the client echoes without the
             // model; the question names the tool, the key and the arguments, and is the user's to answer
