@@ -45,11 +45,14 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code confirm = true} runs the call, anything else ends it with {@code confirmation_declined}. Every answer
  * (accepted, declined or cancelled: who, when, the form's content) is recorded in the store beside the call, for as
  * long as the tool's outcome is kept; {@link #answers} reads them back.</li>
- * <li>Otherwise the first call ends with {@code confirmation_required} and a <b>confirmation token</b>: bound to the
+ * <li>Otherwise, with {@link Builder#tokens(boolean) tokens(true)}, the first call ends with
+ * {@code confirmation_required} and a <b>confirmation token</b>: bound to the
  * principal, the operation, the key, the digest of the arguments and an expiry, protected by an HMAC-SHA256 under the
  * server's secret, and consumed at most once through the store (a claim of its own, under the operation
  * {@value #CONSUMED_OPERATION}). The same call sent again with the token runs; a forged, expired, replayed token, or
- * one made for another principal, key or arguments, gets {@code confirmation_required} again with a fresh token.</li>
+ * one made for another principal, key or arguments, gets {@code confirmation_required} again with a fresh token.
+ * Without tokens (the default), such a client gets {@code confirmation_required} without one, and nothing runs.</li>
+ * <li>On 2026-07-28 the question is an {@code input_required} result, the token its request state.</li>
  * </ul>
  * Replays of a recorded outcome never ask (the executor does not consult the gate for them). Calls that do not come
  * through MCP pass through to the {@code otherwise} gate (by default: they run).
@@ -72,6 +75,7 @@ public final class McpConfirmations implements ConfirmationGate {
     private final Duration ttl;
     private final Clock clock;
     private final boolean elicitation;
+    private final boolean tokens;
     private final ConfirmationGate otherwise;
     private final TransactionBridge transactions;
 
@@ -81,6 +85,7 @@ public final class McpConfirmations implements ConfirmationGate {
         this.ttl = b.ttl;
         this.clock = b.clock;
         this.elicitation = b.elicitation;
+        this.tokens = b.tokens;
         this.otherwise = b.otherwise;
         this.transactions = b.transactions;
     }
@@ -103,6 +108,15 @@ public final class McpConfirmations implements ConfirmationGate {
         return elicitation;
     }
 
+    boolean usesTokens() {
+        return tokens;
+    }
+
+    /** The gate's mode as {@code tools/list} shows it on 2025-11-25. */
+    String legacyMode() {
+        return elicitation && tokens ? "elicitation_or_token" : elicitation ? "elicitation" : tokens ? "token" : "none";
+    }
+
     @Override
     public void check(Call call) {
         McpCall mcp = McpCall.current();
@@ -116,7 +130,7 @@ public final class McpConfirmations implements ConfirmationGate {
             checkAnswered(mcp.answered(), token, mcp, call);
             return;
         }
-        if (token != null && verify(token, mcp, call) && consume(token)) {
+        if (tokens && token != null && verify(token, mcp, call) && consume(token)) {
             return;
         }
         McpSyncServerExchange exchange = mcp.exchange();
@@ -362,6 +376,7 @@ public final class McpConfirmations implements ConfirmationGate {
         private Duration ttl = Duration.ofMinutes(10);
         private Clock clock = Clock.systemUTC();
         private boolean elicitation = true;
+        private boolean tokens;
         private ConfirmationGate otherwise = call -> { };
         private TransactionBridge transactions = TransactionBridge.NONE;
 
@@ -393,6 +408,18 @@ public final class McpConfirmations implements ConfirmationGate {
         /** Whether to ask through elicitation when the client declared it (on by default); tokens otherwise. */
         public Builder elicitation(boolean elicitation) {
             this.elicitation = elicitation;
+            return this;
+        }
+
+        /**
+         * Whether a 2025-11-25 client without elicitation gets a confirmation token to send back with the call (off
+         * unless set). Off, nothing but the user's answer to an elicitation (or, on 2026-07-28, to
+         * {@code input_required}) confirms a call, and such a client gets {@code confirmation_required} without a
+         * token. On, whoever holds the token confirms: the token is in the result, so a model (or a script) that
+         * reads it can send it back, and nothing proves that a human agreed.
+         */
+        public Builder tokens(boolean tokens) {
+            this.tokens = tokens;
             return this;
         }
 

@@ -163,8 +163,7 @@ public final class McpIdempotentTools {
     }
 
     private SyncToolSpecification specification(ToolBinding tool) {
-        String confirmation = confirmations == null ? null
-                : confirmations.usesElicitation() ? "elicitation_or_token" : "token";
+        String confirmation = confirmations == null ? null : confirmations.legacyMode();
         return SyncToolSpecification.builder().tool(tool(tool, confirmation, true))
                 .callHandler((exchange, request) -> call(tool, exchange, request)).build();
     }
@@ -177,7 +176,7 @@ public final class McpIdempotentTools {
         String confirm = tool.tier() == Tier.IRREVERSIBLE ? confirmation : null;
         McpSchema.Tool.Builder t = McpSchema.Tool
                 .builder(tool.name(), InputSchemas.of(tool.fields(), tool.where(), tool.tier(),
-                        legacy && confirm != null))
+                        legacy && confirm != null && confirm.contains("token")))
                 .description(tool.description())
                 .annotations(annotations(tool.tier(), tool.title(), tool.openWorld()))
                 .meta(meta(tool, confirm, legacy));
@@ -216,8 +215,9 @@ public final class McpIdempotentTools {
             retry.put("onOutcomeUnknown", "stop_human_review");
             if (confirm != null) {
                 meta.put(McpMeta.CONFIRMATION, confirm);
-                retry.put("onConfirmationRequired", legacy ? "ask_user_then_same_call_with_token"
-                        : "input_required: the user answers, the client re-sends the request");
+                retry.put("onConfirmationRequired", !legacy ? "input_required: the user answers, the client"
+                        + " re-sends the request" : confirm.contains("token") ? "ask_user_then_same_call_with_token"
+                        : "stop_ask_user");
             }
         }
         meta.put(McpMeta.RETRY, retry);
@@ -241,7 +241,7 @@ public final class McpIdempotentTools {
      * One call through the executor, for both eras.
      *
      * @param exchange the 2025-11-25 exchange (elicitation), null on the 2026-07-28 path
-     * @param modern   the 2026-07-28 call's key header, answer and opened state, null on the 2025-11-25 path
+     * @param modern   the 2026-07-28 call's answer, opened state and capabilities, null on the 2025-11-25 path
      */
     Outcome run(ToolBinding tool, @Nullable Map<String, Object> argumentsIn, @Nullable Map<String, Object> metaIn,
             McpTransportContext context, @Nullable McpSyncServerExchange exchange, @Nullable Modern modern) {
@@ -299,7 +299,8 @@ public final class McpIdempotentTools {
             if (McpCall.declined()) {
                 return new Outcome(ToolResults.declined(e), null, shown);
             }
-            if (confirmations == null || e.key() == null || (modern != null && !modern.canAsk())) {
+            if (confirmations == null || e.key() == null || (modern != null ? !modern.canAsk()
+                    : !confirmations.usesTokens())) {
                 return new Outcome(ToolResults.confirmationRequired(e, null, null), null, shown);
             }
             McpConfirmations.Minted minted = confirmations.mint(who,
@@ -399,7 +400,10 @@ public final class McpIdempotentTools {
             return this;
         }
 
-        /** The confirmation gate the executor was built with, so that refusals carry a confirmation token. */
+        /**
+         * The confirmation gate the executor was built with: 2026-07-28 calls of irreversible tools are then asked by
+         * {@code input_required}, and 2025-11-25 refusals carry a confirmation token when the gate gives them.
+         */
         public Builder confirmations(McpConfirmations confirmations) {
             this.confirmations = Objects.requireNonNull(confirmations, "confirmations");
             return this;

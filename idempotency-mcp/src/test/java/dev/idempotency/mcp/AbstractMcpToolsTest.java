@@ -2,8 +2,13 @@ package dev.idempotency.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.jdbc.JdbcDialect;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -25,6 +30,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The MCP adapter as a client meets it, through the SDK's own client, on a JDBC store: what {@code tools/list} says
@@ -305,6 +311,40 @@ abstract class AbstractMcpToolsTest {
         assertThat(replayed.meta()).containsEntry(McpMeta.REPLAYED, true);
         assertThat(structured(replayed)).isEqualTo(structured(ran));
         assertThat(tools.refunds).hasValue(1);
+    }
+
+    @Test
+    void withoutTokensOnlyTheUsersAnswerConfirmsAndATokenFromElsewhereRunsNothing() {
+        // a node whose gate has no tokens (the default), on the same store and secret as the fixture's
+        McpConfirmations noTokens = McpConfirmations.builder(McpServerFixture.SECRET, fixture.store).build();
+        McpIdempotentTools mcp = McpIdempotentTools.builder(IdempotentExecutor.builder(fixture.store)
+                        .scope(McpIdempotentTools.principalScope()).confirmationGate(noTokens).build())
+                .confirmations(noTokens).tool(tools.refund).build();
+        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+        InMemoryTransport transport = new InMemoryTransport(json);
+        McpSyncServer server = McpServer.sync(transport).jsonMapper(json)
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
+                .tools(mcp.specifications()).build();
+        McpSyncClient alice = McpServerFixture.connect(transport, "alice", null, Duration.ofSeconds(30));
+        try {
+            // a valid token for this very call, from a node that gives them
+            String token = token(call(fixture.client("alice"), "refund", refund("A-1", 4999, "nt-1"), Map.of()));
+
+            CallToolResult asked = call(alice, "refund", refund("A-1", 4999, "nt-1"), Map.of());
+            CallToolResult sentBack = call(alice, "refund", refund("A-1", 4999, "nt-1"),
+                    Map.of(McpMeta.CONFIRMATION_TOKEN, token));
+
+            assertThat(structured(asked)).containsEntry("error", "confirmation_required")
+                    .containsEntry("retry", "never").doesNotContainKey("confirmationToken");
+            assertThat(structured(sentBack)).containsEntry("error", "confirmation_required");
+            assertThat(tools.refunds).hasValue(0);
+            McpSchema.Tool listed = alice.listTools().tools().get(0);
+            assertThat(listed.meta()).containsEntry(McpMeta.CONFIRMATION, "elicitation");
+            assertThat(properties(listed)).doesNotContainKey("confirmationToken");
+        } finally {
+            alice.closeGracefully();
+            server.closeGracefully();
+        }
     }
 
     @Test

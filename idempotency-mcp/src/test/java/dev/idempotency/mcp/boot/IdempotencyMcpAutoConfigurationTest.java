@@ -99,7 +99,7 @@ class IdempotencyMcpAutoConfigurationTest {
         @Bean
         McpConfirmations confirmations(IdempotencyStore store) {
             return McpConfirmations.builder("a test secret of at least thirty-two bytes"
-                    .getBytes(StandardCharsets.UTF_8), store).build();
+                    .getBytes(StandardCharsets.UTF_8), store).tokens(true).build();
         }
 
         /** Stands for the application's authentication (Spring Security sets the same request principal). */
