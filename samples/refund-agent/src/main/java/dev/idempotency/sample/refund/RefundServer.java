@@ -17,6 +17,7 @@ import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -146,10 +147,29 @@ public final class RefundServer {
             throw new IllegalArgumentException("--revision " + revision + " is not served; use " + LEGACY + " (the"
                     + " default) or " + MODERN);
         }
-        McpSyncServer server = start(postgres, new Gateway(delay));
         // the transport reads stdin on its own threads; the process lives until the client closes stdin
-        Runtime.getRuntime().addShutdownHook(new Thread(server::closeGracefully));
-        new CountDownLatch(1).await();
+        CountDownLatch ended = new CountDownLatch(1);
+        McpSyncServer server = start(postgres, new Gateway(delay), new FilterInputStream(System.in) {
+            @Override
+            public int read() throws IOException {
+                return ending(super.read());
+            }
+
+            @Override
+            public int read(byte[] buffer, int offset, int length) throws IOException {
+                return ending(super.read(buffer, offset, length));
+            }
+
+            private int ending(int read) {
+                if (read < 0) {
+                    ended.countDown();
+                }
+                return read;
+            }
+        });
+        ended.await();
+        server.closeGracefully();
+        System.exit(0);
     }
 
     /** The 2025-11-25 revision: initialize, then tools/list and tools/call in the session. */
@@ -157,9 +177,9 @@ public final class RefundServer {
     /** The 2026-07-28 revision: stateless, confirmation by input_required. */
     static final String MODERN = "2026-07-28";
 
-    static McpSyncServer start(String postgresUrl, Gateway gateway) throws SQLException {
+    static McpSyncServer start(String postgresUrl, Gateway gateway, InputStream in) throws SQLException {
         McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
-        return McpServer.sync(new StdioServerTransportProvider(json))
+        return McpServer.sync(new StdioServerTransportProvider(json, in, System.out))
                 .jsonMapper(json)
                 .serverInfo("refund-server", "0.1.0")
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())

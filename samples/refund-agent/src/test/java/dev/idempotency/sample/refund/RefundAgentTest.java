@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The story over a real stdio subprocess: a timeout, two retries of the turn, a regenerated call, one refund. */
@@ -49,5 +50,22 @@ class RefundAgentTest {
                 .contains("refund retry 2: {refundId=R-A-1001-1")
                 .contains("the model regenerates the call with 5000 cents: key_reused (retry: never)")
                 .endsWith("refunds executed: 1" + System.lineSeparator());
+    }
+
+    @Test
+    void theServerEndsWhenItsInputEndsOnEitherRevision() throws Exception {
+        for (List<String> args : List.of(List.<String>of(), List.of("--revision", "2026-07-28"))) {
+            Process server = new ProcessBuilder(ScriptedAgent.serverCommand(args))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            try {
+                server.getOutputStream().close();
+
+                assertThat(server.waitFor(60, TimeUnit.SECONDS)).as("ended %s", args).isTrue();
+                assertThat(server.exitValue()).isZero();
+            } finally {
+                server.destroyForcibly();
+            }
+        }
     }
 }
