@@ -180,8 +180,7 @@ public final class McpConfirmations implements ConfirmationGate {
 
     private Answer ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
         McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitFormRequest
-                .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.",
-                        confirmSchema(mcp.tool())).build());
+                .builder(mcp.shown(), confirmSchema(mcp.tool())).build());
         boolean confirmed = answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
                 && Boolean.TRUE.equals(answer.content().get("confirm"));
         return answer(answer.action().name().toLowerCase(Locale.ROOT), confirmed,
@@ -191,7 +190,8 @@ public final class McpConfirmations implements ConfirmationGate {
     /** Records a user's answer beside the call. */
     private Answer answer(String action, boolean confirmed, Map<String, Object> content, McpCall mcp, Call call) {
         Answer recorded = new Answer(action, confirmed, mcp.principal(), mcp.tool(), call.operation(), call.key(),
-                mcp.argumentDigest(), clock.instant().truncatedTo(ChronoUnit.MILLIS), new LinkedHashMap<>(content));
+                mcp.argumentDigest(), clock.instant().truncatedTo(ChronoUnit.MILLIS), new LinkedHashMap<>(content),
+                mcp.shown());
         // outside the call's transaction: a declined call rolls back, and its answer must stay
         transactions.outside(() -> {
             record(recorded, mcp.ttl());
@@ -212,9 +212,12 @@ public final class McpConfirmations implements ConfirmationGate {
      * @param argumentDigest the digest of the call's decoded arguments (what was confirmed)
      * @param answeredAt     when the answer came, on the gate's clock
      * @param content        the form's content as the client sent it (empty when it sent none)
+     * @param shown          the question the user answered: the tool, the key and the decoded arguments (null for an
+     *                       answer recorded before this was kept)
      */
     public record Answer(String action, boolean confirmed, String principal, String tool, String operation,
-            String key, String argumentDigest, Instant answeredAt, Map<String, Object> content) {
+            String key, String argumentDigest, Instant answeredAt, Map<String, Object> content,
+            @Nullable String shown) {
 
         public Answer {
             content = Collections.unmodifiableMap(new LinkedHashMap<>(content));

@@ -277,10 +277,9 @@ public final class McpIdempotentTools {
         String digest = Canonical.digest(mapper, decoded);
         String shown = "Confirm " + tool.name() + " with idempotency key '" + key + "': "
                 + mapper.writeValueAsString(decoded) + ". This cannot be undone.";
-        McpCall.Answered answered = modern == null ? null
-                : new McpCall.Answered(modern.action(), modern.content(), shown);
+        McpCall.Answered answered = modern == null ? null : new McpCall.Answered(modern.action(), modern.content());
         McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange,
-                tool.tier() == Tier.READ_ONLY ? Duration.ZERO : tool.ttl(), answered));
+                tool.tier() == Tier.READ_ONLY ? Duration.ZERO : tool.ttl(), answered, shown));
         if (tool.tier() == Tier.READ_ONLY) {
             McpCall.markScoped();  // no key space: nothing is claimed, recorded or replayed
         }

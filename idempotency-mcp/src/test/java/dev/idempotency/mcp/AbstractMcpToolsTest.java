@@ -441,6 +441,7 @@ abstract class AbstractMcpToolsTest {
             assertThat(a.tool()).isEqualTo("refund");
             assertThat(a.answeredAt()).isEqualTo(fixture.clock.instant());
             assertThat(a.content()).containsEntry("confirm", true);
+            assertThat(a.shown()).as("the exact action the user confirmed").contains("refund", "e-1", "A-1", "4999");
         });
         assertThat(fixture.confirmations.answers("bob", "Payments.refund", "e-1")).isEmpty();
     }

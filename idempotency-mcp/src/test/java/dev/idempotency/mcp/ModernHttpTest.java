@@ -227,6 +227,7 @@ class ModernHttpTest {
             assertThat(a.action()).isEqualTo("accept");
             assertThat(a.confirmed()).isTrue();
             assertThat(a.principal()).isEqualTo("ann");
+            assertThat(a.shown()).isEqualTo(question.message());
         });
 
         // the same state and yes sent again: a replay of the recorded result, nothing runs twice
