@@ -33,6 +33,7 @@ final class BeanMethodBinding extends ToolBinding {
     private final Parameter[] parameters;
     private final int keyIndex;
     private final List<InputSchemas.Field> fields;
+    private final boolean openWorld;
 
     /** @param bean the bean to call, or null for a binding that only describes the tool (the manifest) */
     BeanMethodBinding(@Nullable Object bean, Method method, Method annotated, Idempotent annotation) {
@@ -43,6 +44,8 @@ final class BeanMethodBinding extends ToolBinding {
                 ? annotated.getDeclaringClass().getSimpleName() + "." + annotated.getName() : annotation.operation();
         this.name = operation.replaceAll("[^A-Za-z0-9_.-]", "_");
         this.parameters = annotated.getParameters();
+        McpTool marked = annotated.getDeclaringClass().getAnnotation(McpTool.class);
+        this.openWorld = marked == null || marked.openWorld();
         int key = -1;
         List<InputSchemas.Field> f = new ArrayList<>();
         for (int i = 0; i < parameters.length; i++) {
@@ -140,6 +143,11 @@ final class BeanMethodBinding extends ToolBinding {
     @Override
     @Nullable String title() {
         return null;
+    }
+
+    @Override
+    boolean openWorld() {
+        return openWorld;
     }
 
     @Override

@@ -38,6 +38,7 @@ public final class IdempotentTool<A, R> {
     private final String name;
     private final @Nullable String title;
     private final String description;
+    private final boolean openWorld;
     private final IdempotentExecutor.@Nullable Compensation<R> compensation;
 
     private IdempotentTool(Builder<A, R> b) {
@@ -47,6 +48,7 @@ public final class IdempotentTool<A, R> {
         this.name = b.name != null ? b.name : operation.name().replaceAll("[^A-Za-z0-9_.-]", "_");
         this.title = b.title;
         this.description = b.description != null ? b.description : operation.name();
+        this.openWorld = b.openWorld;
         if (!TOOL_NAME.matcher(name).matches()) {
             throw new IllegalArgumentException("tool name '" + name + "' of " + operation.description()
                     + " must be 1 to 128 characters of A-Z, a-z, 0-9, '_', '-' and '.'");
@@ -98,6 +100,11 @@ public final class IdempotentTool<A, R> {
         return description;
     }
 
+    /** Whether the tool reaches outside the application: {@code openWorldHint} in {@code tools/list}. */
+    public boolean openWorld() {
+        return openWorld;
+    }
+
     /** Builds an {@link IdempotentTool}. */
     public static final class Builder<A, R> {
         private final IdempotentOperation<R> operation;
@@ -106,6 +113,7 @@ public final class IdempotentTool<A, R> {
         private @Nullable String name;
         private @Nullable String title;
         private @Nullable String description;
+        private boolean openWorld = true;
         private IdempotentExecutor.@Nullable Compensation<R> compensation;
 
         private Builder(IdempotentOperation<R> operation, Class<A> argumentType, Handler<A, R> handler) {
@@ -128,6 +136,16 @@ public final class IdempotentTool<A, R> {
         /** What the tool does, for the model; the operation name unless set. */
         public Builder<A, R> description(String description) {
             this.description = Objects.requireNonNull(description, "description");
+            return this;
+        }
+
+        /**
+         * Whether the tool reaches outside the application (a payment gateway, another service, the internet), shown
+         * as the tool's {@code openWorldHint}; true unless set, as MCP assumes for a tool that does not say. Set it
+         * false for a tool that only reads or writes the application's own data.
+         */
+        public Builder<A, R> openWorld(boolean openWorld) {
+            this.openWorld = openWorld;
             return this;
         }
 

@@ -10,7 +10,18 @@ import org.jspecify.annotations.Nullable;
  * the caller's thread, inside {@code execute}.
  */
 record McpCall(String principal, String tool, String key, String argumentDigest, @Nullable String confirmationToken,
-        @Nullable McpSyncServerExchange exchange, Duration ttl) {
+        @Nullable McpSyncServerExchange exchange, Duration ttl, @Nullable Answered answered, String shown) {
+
+    /**
+     * A 2026-07-28 call: its confirmation comes back as the client's answer to an {@code input_required} result
+     * ({@code inputResponses}) and the token as the opened request state, never as an argument.
+     *
+     * @param action  the client's answer ({@code accept}, {@code decline}, {@code cancel}), null when the request
+     *                carries none
+     * @param content the answer's form content
+     */
+    record Answered(@Nullable String action, java.util.Map<String, Object> content) {
+    }
 
     private static final ThreadLocal<McpCall> CURRENT = new ThreadLocal<>();
     /** Set by the gate when the user declined through elicitation: the adapter must not offer a token then. */

@@ -45,11 +45,14 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code confirm = true} runs the call, anything else ends it with {@code confirmation_declined}. Every answer
  * (accepted, declined or cancelled: who, when, the form's content) is recorded in the store beside the call, for as
  * long as the tool's outcome is kept; {@link #answers} reads them back.</li>
- * <li>Otherwise the first call ends with {@code confirmation_required} and a <b>confirmation token</b>: bound to the
+ * <li>Otherwise, with {@link Builder#tokens(boolean) tokens(true)}, the first call ends with
+ * {@code confirmation_required} and a <b>confirmation token</b>: bound to the
  * principal, the operation, the key, the digest of the arguments and an expiry, protected by an HMAC-SHA256 under the
  * server's secret, and consumed at most once through the store (a claim of its own, under the operation
  * {@value #CONSUMED_OPERATION}). The same call sent again with the token runs; a forged, expired, replayed token, or
- * one made for another principal, key or arguments, gets {@code confirmation_required} again with a fresh token.</li>
+ * one made for another principal, key or arguments, gets {@code confirmation_required} again with a fresh token.
+ * Without tokens (the default), such a client gets {@code confirmation_required} without one, and nothing runs.</li>
+ * <li>On 2026-07-28 the question is an {@code input_required} result, the token its request state.</li>
  * </ul>
  * Replays of a recorded outcome never ask (the executor does not consult the gate for them). Calls that do not come
  * through MCP pass through to the {@code otherwise} gate (by default: they run).
@@ -72,6 +75,7 @@ public final class McpConfirmations implements ConfirmationGate {
     private final Duration ttl;
     private final Clock clock;
     private final boolean elicitation;
+    private final boolean tokens;
     private final ConfirmationGate otherwise;
     private final TransactionBridge transactions;
 
@@ -81,6 +85,7 @@ public final class McpConfirmations implements ConfirmationGate {
         this.ttl = b.ttl;
         this.clock = b.clock;
         this.elicitation = b.elicitation;
+        this.tokens = b.tokens;
         this.otherwise = b.otherwise;
         this.transactions = b.transactions;
     }
@@ -103,6 +108,15 @@ public final class McpConfirmations implements ConfirmationGate {
         return elicitation;
     }
 
+    boolean usesTokens() {
+        return tokens;
+    }
+
+    /** The gate's mode as {@code tools/list} shows it on 2025-11-25. */
+    String legacyMode() {
+        return elicitation && tokens ? "elicitation_or_token" : elicitation ? "elicitation" : tokens ? "token" : "none";
+    }
+
     @Override
     public void check(Call call) {
         McpCall mcp = McpCall.current();
@@ -112,7 +126,11 @@ public final class McpConfirmations implements ConfirmationGate {
         }
         McpCall.requireScoped(call.operation());
         String token = mcp.confirmationToken();
-        if (token != null && verify(token, mcp, call) && consume(token)) {
+        if (mcp.answered() != null) {
+            checkAnswered(mcp.answered(), token, mcp, call);
+            return;
+        }
+        if (tokens && token != null && verify(token, mcp, call) && consume(token)) {
             return;
         }
         McpSyncServerExchange exchange = mcp.exchange();
@@ -130,19 +148,50 @@ public final class McpConfirmations implements ConfirmationGate {
                 + (token != null ? " (the confirmation token sent is not valid for this call, or was used)" : ""));
     }
 
-    private Answer ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
-        Map<String, Object> schema = Map.of("type", "object",
+    /**
+     * A 2026-07-28 call: it runs when the request state (the token minted for this principal, operation, key and
+     * arguments, unused) comes back with the user's accepted {@code confirm = true}; the answer is recorded like an
+     * elicitation answer. Anything else asks again ({@link ConfirmationRequiredException}, which the adapter answers
+     * with {@code input_required} and a fresh state), or ends declined.
+     */
+    private void checkAnswered(McpCall.Answered answered, @Nullable String token, McpCall mcp, Call call) {
+        if (answered.action() == null || token == null || !verify(token, mcp, call) || !consume(token)) {
+            throw new ConfirmationRequiredException(call.operation(), call.key(), mcp.tool()
+                    + " with idempotency key '" + call.key() + "' is irreversible and runs only once the user"
+                    + " confirmed it");
+        }
+        Object confirm = answered.content().get("confirm");
+        boolean confirmed = "accept".equals(answered.action()) && Boolean.TRUE.equals(confirm);
+        answer(answered.action(), confirmed, answered.content(), mcp, call);
+        if (!confirmed) {
+            McpCall.markDeclined();
+            throw new ConfirmationRequiredException(call.operation(), call.key(),
+                    "the user declined " + mcp.tool() + " with idempotency key '" + call.key() + "'");
+        }
+    }
+
+    /** The form the user confirms a call with: one boolean, {@code confirm}. */
+    static Map<String, Object> confirmSchema(String tool) {
+        return Map.of("type", "object",
                 "properties", Map.of("confirm", Map.of("type", "boolean", "title", "Run it",
-                        "description", "Run " + mcp.tool() + " now; it cannot be undone")),
+                        "description", "Run " + tool + " now; it cannot be undone")),
                 "required", List.of("confirm"));
+    }
+
+    private Answer ask(McpSyncServerExchange exchange, Call call, McpCall mcp) {
         McpSchema.ElicitResult answer = exchange.createElicitation(McpSchema.ElicitFormRequest
-                .builder("Confirm " + mcp.tool() + " (" + call.key() + "): this cannot be undone.", schema).build());
+                .builder(mcp.shown(), confirmSchema(mcp.tool())).build());
         boolean confirmed = answer.action() == McpSchema.ElicitResult.Action.ACCEPT && answer.content() != null
                 && Boolean.TRUE.equals(answer.content().get("confirm"));
-        Answer recorded = new Answer(answer.action().name().toLowerCase(Locale.ROOT), confirmed,
-                mcp.principal(), mcp.tool(), call.operation(), call.key(), mcp.argumentDigest(),
-                clock.instant().truncatedTo(ChronoUnit.MILLIS),
-                answer.content() == null ? Map.of() : new LinkedHashMap<>(answer.content()));
+        return answer(answer.action().name().toLowerCase(Locale.ROOT), confirmed,
+                answer.content() == null ? Map.of() : answer.content(), mcp, call);
+    }
+
+    /** Records a user's answer beside the call. */
+    private Answer answer(String action, boolean confirmed, Map<String, Object> content, McpCall mcp, Call call) {
+        Answer recorded = new Answer(action, confirmed, mcp.principal(), mcp.tool(), call.operation(), call.key(),
+                mcp.argumentDigest(), clock.instant().truncatedTo(ChronoUnit.MILLIS), new LinkedHashMap<>(content),
+                mcp.shown());
         // outside the call's transaction: a declined call rolls back, and its answer must stay
         transactions.outside(() -> {
             record(recorded, mcp.ttl());
@@ -163,9 +212,12 @@ public final class McpConfirmations implements ConfirmationGate {
      * @param argumentDigest the digest of the call's decoded arguments (what was confirmed)
      * @param answeredAt     when the answer came, on the gate's clock
      * @param content        the form's content as the client sent it (empty when it sent none)
+     * @param shown          the question the user answered: the tool, the key and the decoded arguments (null for an
+     *                       answer recorded before this was kept)
      */
     public record Answer(String action, boolean confirmed, String principal, String tool, String operation,
-            String key, String argumentDigest, Instant answeredAt, Map<String, Object> content) {
+            String key, String argumentDigest, Instant answeredAt, Map<String, Object> content,
+            @Nullable String shown) {
 
         public Answer {
             content = Collections.unmodifiableMap(new LinkedHashMap<>(content));
@@ -227,6 +279,18 @@ public final class McpConfirmations implements ConfirmationGate {
     private static byte[] answerId(String principal, String operation, String key, int n) {
         return Canonical.sha256(("answer|" + principal.length() + ":" + principal + "|" + operation.length() + ":"
                 + operation + "|" + key.length() + ":" + key + "|" + n).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A key of its own for {@code purpose}, derived from the secret (HMAC-SHA256 of the purpose). */
+    byte[] derivedKey(String purpose) {
+        return mac(purpose);
+    }
+
+    /** A random key of this process, for a request state no other node opens. */
+    static byte[] randomKey() {
+        byte[] key = new byte[32];
+        RANDOM.nextBytes(key);
+        return key;
     }
 
     /** A token for this call: principal, operation, key and argument digest, valid for {@link #ttl()}. */
@@ -315,6 +379,7 @@ public final class McpConfirmations implements ConfirmationGate {
         private Duration ttl = Duration.ofMinutes(10);
         private Clock clock = Clock.systemUTC();
         private boolean elicitation = true;
+        private boolean tokens;
         private ConfirmationGate otherwise = call -> { };
         private TransactionBridge transactions = TransactionBridge.NONE;
 
@@ -346,6 +411,18 @@ public final class McpConfirmations implements ConfirmationGate {
         /** Whether to ask through elicitation when the client declared it (on by default); tokens otherwise. */
         public Builder elicitation(boolean elicitation) {
             this.elicitation = elicitation;
+            return this;
+        }
+
+        /**
+         * Whether a 2025-11-25 client without elicitation gets a confirmation token to send back with the call (off
+         * unless set). Off, nothing but the user's answer to an elicitation (or, on 2026-07-28, to
+         * {@code input_required}) confirms a call, and such a client gets {@code confirmation_required} without a
+         * token. On, whoever holds the token confirms: the token is in the result, so a model (or a script) that
+         * reads it can send it back, and nothing proves that a human agreed.
+         */
+        public Builder tokens(boolean tokens) {
+            this.tokens = tokens;
             return this;
         }
 

@@ -7,6 +7,10 @@ import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.Tier;
 import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.modern.server.HmacRequestStateCodec;
+import io.modelcontextprotocol.modern.server.RequestStateCodec;
+import io.modelcontextprotocol.modern.server.feature.ToolsFeature;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -66,6 +70,7 @@ public final class McpIdempotentTools {
     private final @Nullable McpConfirmations confirmations;
     private final Transaction transaction;
     private final List<SyncToolSpecification> specifications;
+    private final ModernTools modern;
 
     private McpIdempotentTools(Builder b) {
         this.executor = b.executor;
@@ -80,6 +85,7 @@ public final class McpIdempotentTools {
             specs.add(specification(tool));
         }
         this.specifications = List.copyOf(specs);
+        this.modern = new ModernTools(this, b.bindings, confirmations == null ? null : "input_required");
     }
 
     /** Starts the tools of a server whose calls run through {@code executor}. */
@@ -90,6 +96,43 @@ public final class McpIdempotentTools {
     /** The tool specifications, to register with {@code McpServer.sync(...).tools(...)}. */
     public List<SyncToolSpecification> specifications() {
         return specifications;
+    }
+
+    /**
+     * The same tools for 2026-07-28 clients, as the SDK's {@code tools} feature: register it on a
+     * {@code io.modelcontextprotocol.modern.server.McpServer} built with {@link #requestStateCodec}, or take
+     * {@link #modernServer}, which does both.
+     */
+    public ToolsFeature modernFeature() {
+        return ToolsFeature.ofSync(modern);
+    }
+
+    /**
+     * The codec that seals an {@code input_required} result's request state: HMAC-SHA256 under a key derived from
+     * the {@link McpConfirmations}' secret (the same on every node), bound to the principal, the method and the
+     * tool; without confirmations (nothing ever asks), a key of this process.
+     */
+    public RequestStateCodec requestStateCodec() {
+        byte[] key = confirmations != null ? confirmations.derivedKey("dev.idempotency/mcp-request-state")
+                : McpConfirmations.randomKey();
+        return HmacRequestStateCodec.builder().key(key).principalExtractor(principal)
+                .ttl(confirmations != null ? confirmations.ttl() : Duration.ofMinutes(10)).build();
+    }
+
+    /**
+     * A 2026-07-28 server of these tools (stateless: {@code server/discover}, {@code tools/list},
+     * {@code tools/call}, confirmation by {@code input_required}), to hand to the SDK's
+     * {@code HttpServletMcpTransport} or {@code StdioMcpTransport}.
+     *
+     * @param name    the server's name, as {@code server/discover} shows it
+     * @param version the server's version
+     * @param json    the SDK's JSON mapper
+     */
+    public io.modelcontextprotocol.modern.server.McpServer modernServer(String name, String version,
+            McpJsonMapper json) {
+        return io.modelcontextprotocol.modern.server.McpServer.builder()
+                .serverInfo(io.modelcontextprotocol.modern.McpSchema.Implementation.builder(name, version).build())
+                .jsonMapper(json).feature(modernFeature()).requestStateCodec(requestStateCodec()).build();
     }
 
     /** The tools as {@code tools/list} shows them. */
@@ -120,36 +163,39 @@ public final class McpIdempotentTools {
     }
 
     private SyncToolSpecification specification(ToolBinding tool) {
-        String confirmation = confirmations == null ? null
-                : confirmations.usesElicitation() ? "elicitation_or_token" : "token";
-        return SyncToolSpecification.builder().tool(tool(tool, confirmation))
+        String confirmation = confirmations == null ? null : confirmations.legacyMode();
+        return SyncToolSpecification.builder().tool(tool(tool, confirmation, true))
                 .callHandler((exchange, request) -> call(tool, exchange, request)).build();
     }
 
-    /** The tool as {@code tools/list} shows it; {@code confirmation} is the gate's mode, or null without one. */
-    static McpSchema.Tool tool(ToolBinding tool, @Nullable String confirmation) {
+    /**
+     * The tool as {@code tools/list} shows it; {@code confirmation} is the gate's mode, or null without one;
+     * {@code legacy}: as 2025-11-25 shows it (a token argument), else as 2026-07-28 (a key header, input_required).
+     */
+    static McpSchema.Tool tool(ToolBinding tool, @Nullable String confirmation, boolean legacy) {
         String confirm = tool.tier() == Tier.IRREVERSIBLE ? confirmation : null;
         McpSchema.Tool.Builder t = McpSchema.Tool
-                .builder(tool.name(), InputSchemas.of(tool.fields(), tool.where(), tool.tier(), confirm != null))
+                .builder(tool.name(), InputSchemas.of(tool.fields(), tool.where(), tool.tier(),
+                        legacy && confirm != null && confirm.contains("token")))
                 .description(tool.description())
-                .annotations(annotations(tool.tier(), tool.title()))
-                .meta(meta(tool, confirm));
+                .annotations(annotations(tool.tier(), tool.title(), tool.openWorld()))
+                .meta(meta(tool, confirm, legacy));
         if (tool.title() != null) {
             t.title(tool.title());
         }
         return t.build();
     }
 
-    static McpSchema.ToolAnnotations annotations(Tier tier, @Nullable String title) {
+    static McpSchema.ToolAnnotations annotations(Tier tier, @Nullable String title, boolean openWorld) {
         return switch (tier) {
-            case READ_ONLY -> new McpSchema.ToolAnnotations(title, true, null, null, null, null);
-            case REVERSIBLE -> new McpSchema.ToolAnnotations(title, false, false, true, null, null);
+            case READ_ONLY -> new McpSchema.ToolAnnotations(title, true, null, null, openWorld, null);
+            case REVERSIBLE -> new McpSchema.ToolAnnotations(title, false, false, true, openWorld, null);
             // idempotent only because the key makes it so: a call without a key is refused
-            case IRREVERSIBLE -> new McpSchema.ToolAnnotations(title, false, true, true, null, null);
+            case IRREVERSIBLE -> new McpSchema.ToolAnnotations(title, false, true, true, openWorld, null);
         };
     }
 
-    private static Map<String, Object> meta(ToolBinding tool, @Nullable String confirm) {
+    private static Map<String, Object> meta(ToolBinding tool, @Nullable String confirm, boolean legacy) {
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put(McpMeta.TIER, tool.tier().name());
         Map<String, Object> retry = new LinkedHashMap<>();
@@ -157,7 +203,9 @@ public final class McpIdempotentTools {
             meta.put(McpMeta.KEY_SOURCES, List.of());
             retry.put("afterTimeout", "retry");
         } else {
-            meta.put(McpMeta.KEY_SOURCES, List.of("argument:" + McpMeta.KEY_ARGUMENT,
+            meta.put(McpMeta.KEY_SOURCES, legacy ? List.of("argument:" + McpMeta.KEY_ARGUMENT,
+                    "_meta:" + McpMeta.TURN_ID + "(+" + McpMeta.STEP_ID + ")+tool")
+                    : List.of("argument:" + McpMeta.KEY_ARGUMENT + "(=header:Mcp-Param-" + McpMeta.KEY_HEADER + ")",
                     "_meta:" + McpMeta.TURN_ID + "(+" + McpMeta.STEP_ID + ")+tool"));
             meta.put(McpMeta.TTL, tool.ttl().toString());
             retry.put("afterTimeout", "same_call_same_key");
@@ -167,7 +215,9 @@ public final class McpIdempotentTools {
             retry.put("onOutcomeUnknown", "stop_human_review");
             if (confirm != null) {
                 meta.put(McpMeta.CONFIRMATION, confirm);
-                retry.put("onConfirmationRequired", "ask_user_then_same_call_with_token");
+                retry.put("onConfirmationRequired", !legacy ? "input_required: the user answers, the client"
+                        + " re-sends the request" : confirm.contains("token") ? "ask_user_then_same_call_with_token"
+                        : "stop_ask_user");
             }
         }
         meta.put(McpMeta.RETRY, retry);
@@ -175,37 +225,61 @@ public final class McpIdempotentTools {
     }
 
     private CallToolResult call(ToolBinding tool, McpSyncServerExchange exchange, CallToolRequest request) {
-        Map<String, Object> arguments = request.arguments() == null ? new LinkedHashMap<>()
-                : new LinkedHashMap<>(request.arguments());
+        McpTransportContext context = exchange.transportContext() == null ? McpTransportContext.EMPTY
+                : exchange.transportContext();
+        return run(tool, request.arguments(), request.meta(), context, exchange, null).result();
+    }
+
+    /**
+     * What one call came to: a result, or (a 2026-07-28 call of an irreversible tool waiting for its user) the token
+     * to send back as request state with the question {@code shown}.
+     */
+    record Outcome(@Nullable CallToolResult result, McpConfirmations.@Nullable Minted ask, String shown) {
+    }
+
+    /**
+     * One call through the executor, for both eras.
+     *
+     * @param exchange the 2025-11-25 exchange (elicitation), null on the 2026-07-28 path
+     * @param modern   the 2026-07-28 call's answer, opened state and capabilities, null on the 2025-11-25 path
+     */
+    Outcome run(ToolBinding tool, @Nullable Map<String, Object> argumentsIn, @Nullable Map<String, Object> metaIn,
+            McpTransportContext context, @Nullable McpSyncServerExchange exchange, @Nullable Modern modern) {
+        Map<String, Object> arguments = argumentsIn == null ? new LinkedHashMap<>() : new LinkedHashMap<>(argumentsIn);
         Object keyArgument = arguments.remove(McpMeta.KEY_ARGUMENT);
         Object tokenArgument = arguments.remove(McpMeta.CONFIRMATION_ARGUMENT);
-        Map<String, Object> meta = request.meta() == null ? Map.of() : request.meta();
+        Map<String, Object> meta = metaIn == null ? Map.of() : metaIn;
         Object decoded;
         try {
             decoded = tool.decode(mapper, arguments);
         } catch (JacksonException | IllegalArgumentException e) {
-            return ToolResults.invalidArguments(tool.name(), String.valueOf(
-                    e instanceof JacksonException j ? j.getOriginalMessage() : e.getMessage()));
+            return new Outcome(ToolResults.invalidArguments(tool.name(), String.valueOf(
+                    e instanceof JacksonException j ? j.getOriginalMessage() : e.getMessage())), null, "");
         }
         String key;
         if (tool.tier() == Tier.READ_ONLY) {
             key = tool.name();  // the executor neither claims nor records a read-only call
         } else {
             if (keyArgument != null && !(keyArgument instanceof String)) {
-                return ToolResults.invalidArguments(tool.name(), McpMeta.KEY_ARGUMENT + " must be a string");
+                return new Outcome(ToolResults.invalidArguments(tool.name(), McpMeta.KEY_ARGUMENT
+                        + " must be a string"), null, "");
             }
             key = KeySources.resolve(tool.name(), (String) keyArgument, meta);
             if (key == null) {
-                return ToolResults.keyRequired(tool.name());
+                return new Outcome(ToolResults.keyRequired(tool.name()), null, "");
             }
         }
-        String token = tokenArgument instanceof String s ? s
+        // 2026-07-28: the token comes only as the request state the client echoed, never from the model's arguments
+        String token = modern != null ? modern.state()
+                : tokenArgument instanceof String s ? s
                 : meta.get(McpMeta.CONFIRMATION_TOKEN) instanceof String s ? s : null;
-        String who = principal.apply(exchange.transportContext() == null ? McpTransportContext.EMPTY
-                : exchange.transportContext());
+        String who = principal.apply(context);
         String digest = Canonical.digest(mapper, decoded);
+        String shown = "Confirm " + tool.name() + " with idempotency key '" + key + "': "
+                + mapper.writeValueAsString(decoded) + ". This cannot be undone.";
+        McpCall.Answered answered = modern == null ? null : new McpCall.Answered(modern.action(), modern.content());
         McpCall.enter(new McpCall(who, tool.name(), key, digest, token, exchange,
-                tool.tier() == Tier.READ_ONLY ? Duration.ZERO : tool.ttl()));
+                tool.tier() == Tier.READ_ONLY ? Duration.ZERO : tool.ttl(), answered, shown));
         if (tool.tier() == Tier.READ_ONLY) {
             McpCall.markScoped();  // no key space: nothing is claimed, recorded or replayed
         }
@@ -213,29 +287,46 @@ public final class McpIdempotentTools {
             Object result = transaction.run(() -> tool.invoke(decoded, key));
             if (!McpCall.scoped()) {
                 // a replay from a key space shared by every principal may be another user's result: never return it
-                return ToolResults.unscoped(tool.operation(), key);
+                return new Outcome(ToolResults.unscoped(tool.operation(), key), null, shown);
             }
-            return ToolResults.success(mapper, result, tool.tier() == Tier.READ_ONLY ? null : key, scope.replayed());
+            return new Outcome(ToolResults.success(mapper, result, tool.tier() == Tier.READ_ONLY ? null : key,
+                    scope.replayed()), null, shown);
         } catch (ConfirmationRequiredException e) {
             if (!McpCall.scoped()) {
-                return ToolResults.unscoped(tool.operation(), key);
+                return new Outcome(ToolResults.unscoped(tool.operation(), key), null, shown);
             }
             if (McpCall.declined()) {
-                return ToolResults.declined(e);
+                return new Outcome(ToolResults.declined(e), null, shown);
             }
-            if (confirmations == null || e.key() == null) {
-                return ToolResults.confirmationRequired(e, null, null);
+            if (confirmations == null || e.key() == null || (modern != null ? !modern.canAsk()
+                    : !confirmations.usesTokens())) {
+                return new Outcome(ToolResults.confirmationRequired(e, null, null), null, shown);
             }
             McpConfirmations.Minted minted = confirmations.mint(who,
                     e.operation() != null ? e.operation() : tool.operation(), e.key(), digest);
-            return ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt());
+            return modern != null ? new Outcome(null, minted, shown)
+                    : new Outcome(ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt()), null, shown);
         } catch (IdempotencyException e) {
-            return McpCall.scoped() ? ToolResults.of(e, tool.lockTimeout()) : ToolResults.unscoped(tool.operation(), key);
+            return new Outcome(McpCall.scoped() ? ToolResults.of(e, tool.lockTimeout())
+                    : ToolResults.unscoped(tool.operation(), key), null, shown);
         } catch (Exception e) {
-            return McpCall.scoped() ? ToolResults.toolFailed(e, tool.tier()) : ToolResults.unscoped(tool.operation(), key);
+            return new Outcome(McpCall.scoped() ? ToolResults.toolFailed(e, tool.tier())
+                    : ToolResults.unscoped(tool.operation(), key), null, shown);
         } finally {
             McpCall.exit();
         }
+    }
+
+    /**
+     * What a 2026-07-28 request adds to a call.
+     *
+     * @param action    the user's answer to the confirmation asked before, null when the request carries none
+     * @param content   that answer's form content
+     * @param state     the opened request state (the confirmation token), null when the request carries none
+     * @param canAsk    whether the client declared elicitation, so that {@code input_required} may ask it
+     */
+    record Modern(@Nullable String action, Map<String, Object> content,
+            @Nullable String state, boolean canAsk) {
     }
 
     /**
@@ -308,7 +399,10 @@ public final class McpIdempotentTools {
             return this;
         }
 
-        /** The confirmation gate the executor was built with, so that refusals carry a confirmation token. */
+        /**
+         * The confirmation gate the executor was built with: 2026-07-28 calls of irreversible tools are then asked by
+         * {@code input_required}, and 2025-11-25 refusals carry a confirmation token when the gate gives them.
+         */
         public Builder confirmations(McpConfirmations confirmations) {
             this.confirmations = Objects.requireNonNull(confirmations, "confirmations");
             return this;

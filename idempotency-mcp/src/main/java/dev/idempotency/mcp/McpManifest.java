@@ -50,7 +50,7 @@ public final class McpManifest {
                             + " is no longer annotated @Idempotent: rebuild");
                 }
                 tools.add(McpIdempotentTools.tool(new BeanMethodBinding(null, method, method, annotation),
-                        "elicitation_or_token"));
+                        "elicitation", true));
             } catch (IllegalArgumentException | ReflectiveOperationException e) {
                 refused.add(op.name() + ": " + e.getMessage());
             }

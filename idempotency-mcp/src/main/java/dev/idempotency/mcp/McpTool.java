@@ -23,4 +23,12 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.RUNTIME)
 @Target(ElementType.TYPE)
 public @interface McpTool {
+
+    /**
+     * Whether the class's tools reach outside the application (a payment gateway, another service), shown as their
+     * {@code openWorldHint}; true unless set, as MCP assumes for a tool that does not say.
+     *
+     * @return whether the tools reach outside the application
+     */
+    boolean openWorld() default true;
 }

@@ -21,6 +21,9 @@ abstract class ToolBinding {
 
     abstract String description();
 
+    /** Whether the tool reaches outside the application (a gateway, another service): MCP's openWorldHint. */
+    abstract boolean openWorld();
+
     /** The operation name the engine records the call under. */
     abstract String operation();
 
@@ -64,6 +67,11 @@ abstract class ToolBinding {
             @Override
             String description() {
                 return tool.description();
+            }
+
+            @Override
+            boolean openWorld() {
+                return tool.openWorld();
             }
 
             @Override

@@ -95,8 +95,9 @@ final class ToolResults {
             @Nullable Instant expiresAt) {
         Map<String, Object> s = error(CONFIRMATION_REQUIRED, token != null ? "same_call_with_token" : "never",
                 token != null ? "ask the user to confirm; if they agree, send the same call again, unchanged,"
-                        + " with confirmationToken set to the token below"
-                        : "ask the user to confirm, then send the same call with its confirmation", e);
+                        + " with the confirmationToken argument set to this result's confirmationToken"
+                        : "stop: the user must confirm this call through the client (elicitation), which this"
+                        + " client cannot ask; tell the user", e);
         if (token != null) {
             s.put("confirmationToken", token);
             s.put("expiresAt", String.valueOf(expiresAt));

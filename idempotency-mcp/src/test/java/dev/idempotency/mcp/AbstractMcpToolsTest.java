@@ -2,8 +2,13 @@ package dev.idempotency.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.jdbc.JdbcDialect;
 import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -25,6 +30,7 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The MCP adapter as a client meets it, through the SDK's own client, on a JDBC store: what {@code tools/list} says
@@ -61,6 +67,8 @@ abstract class AbstractMcpToolsTest {
         assertThat(listed).containsOnlyKeys("lookup_order", "hold_funds", "refund");
         McpSchema.Tool lookup = listed.get("lookup_order");
         assertThat(lookup.annotations().readOnlyHint()).isTrue();
+        assertThat(lookup.annotations().openWorldHint()).as("set false: it reads the application's own orders")
+                .isFalse();
         assertThat(lookup.meta()).containsEntry(McpMeta.TIER, "READ_ONLY").containsEntry(McpMeta.KEY_SOURCES, List.of());
         assertThat(properties(lookup)).containsOnlyKeys("orderId");
 
@@ -81,6 +89,7 @@ abstract class AbstractMcpToolsTest {
 
         McpSchema.Tool refund = listed.get("refund");
         assertThat(refund.annotations().destructiveHint()).isTrue();
+        assertThat(refund.annotations().openWorldHint()).as("unless set, a tool reaches outside").isTrue();
         assertThat(refund.annotations().idempotentHint()).isTrue();
         assertThat(refund.meta()).containsEntry(McpMeta.TIER, "IRREVERSIBLE").containsEntry(McpMeta.TTL, "PT168H")
                 .containsEntry(McpMeta.CONFIRMATION, "elicitation_or_token");
@@ -305,6 +314,40 @@ abstract class AbstractMcpToolsTest {
     }
 
     @Test
+    void withoutTokensOnlyTheUsersAnswerConfirmsAndATokenFromElsewhereRunsNothing() {
+        // a node whose gate has no tokens (the default), on the same store and secret as the fixture's
+        McpConfirmations noTokens = McpConfirmations.builder(McpServerFixture.SECRET, fixture.store).build();
+        McpIdempotentTools mcp = McpIdempotentTools.builder(IdempotentExecutor.builder(fixture.store)
+                        .scope(McpIdempotentTools.principalScope()).confirmationGate(noTokens).build())
+                .confirmations(noTokens).tool(tools.refund).build();
+        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+        InMemoryTransport transport = new InMemoryTransport(json);
+        McpSyncServer server = McpServer.sync(transport).jsonMapper(json)
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
+                .tools(mcp.specifications()).build();
+        McpSyncClient alice = McpServerFixture.connect(transport, "alice", null, Duration.ofSeconds(30));
+        try {
+            // a valid token for this very call, from a node that gives them
+            String token = token(call(fixture.client("alice"), "refund", refund("A-1", 4999, "nt-1"), Map.of()));
+
+            CallToolResult asked = call(alice, "refund", refund("A-1", 4999, "nt-1"), Map.of());
+            CallToolResult sentBack = call(alice, "refund", refund("A-1", 4999, "nt-1"),
+                    Map.of(McpMeta.CONFIRMATION_TOKEN, token));
+
+            assertThat(structured(asked)).containsEntry("error", "confirmation_required")
+                    .containsEntry("retry", "never").doesNotContainKey("confirmationToken");
+            assertThat(structured(sentBack)).containsEntry("error", "confirmation_required");
+            assertThat(tools.refunds).hasValue(0);
+            McpSchema.Tool listed = alice.listTools().tools().get(0);
+            assertThat(listed.meta()).containsEntry(McpMeta.CONFIRMATION, "elicitation");
+            assertThat(properties(listed)).doesNotContainKey("confirmationToken");
+        } finally {
+            alice.closeGracefully();
+            server.closeGracefully();
+        }
+    }
+
+    @Test
     void theTokenMayTravelInMetaInstead() {
         McpSyncClient alice = fixture.client("alice");
         String token = token(call(alice, "refund", refund("A-1", 4999, "m-1"), Map.of()));
@@ -398,6 +441,7 @@ abstract class AbstractMcpToolsTest {
             assertThat(a.tool()).isEqualTo("refund");
             assertThat(a.answeredAt()).isEqualTo(fixture.clock.instant());
             assertThat(a.content()).containsEntry("confirm", true);
+            assertThat(a.shown()).as("the exact action the user confirmed").contains("refund", "e-1", "A-1", "4999");
         });
         assertThat(fixture.confirmations.answers("bob", "Payments.refund", "e-1")).isEmpty();
     }

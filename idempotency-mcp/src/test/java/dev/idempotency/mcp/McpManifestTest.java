@@ -48,10 +48,11 @@ class McpManifestTest {
                     .collect(Collectors.toMap(McpSchema.Tool::name, t -> t));
             assertThat(tools).containsOnlyKeys("Refunds.status", "refund");
             assertThat(tools.get("refund").meta()).containsEntry(McpMeta.TIER, "IRREVERSIBLE")
-                    .containsEntry(McpMeta.CONFIRMATION, "elicitation_or_token");
+                    .containsEntry(McpMeta.CONFIRMATION, "elicitation");
             assertThat(tools.get("refund").annotations().destructiveHint()).isTrue();
             assertThat(AbstractMcpToolsTest.properties(tools.get("refund")))
-                    .containsOnlyKeys("orderId", "cents", "idempotencyKey", "confirmationToken");
+                    .as("no token argument: tokens are off unless the server sets them")
+                    .containsOnlyKeys("orderId", "cents", "idempotencyKey");
             assertThat(JsonMapper.builder().build().writeValueAsString(manifest.tools()))
                     .contains("\"_meta\":{\"dev.idempotency/tier\":\"IRREVERSIBLE\"", "\"x-mcp-header\":\"Idempotency-Key\"");
             assertThat(manifest.refused()).singleElement().asString()

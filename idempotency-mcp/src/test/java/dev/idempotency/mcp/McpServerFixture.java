@@ -60,7 +60,7 @@ final class McpServerFixture implements AutoCloseable {
         new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8)))
                 .execute(dataSource);
         this.store = new WatchedStore(JdbcIdempotencyStore.builder(dataSource).tableName(table).build());
-        this.confirmations = McpConfirmations.builder(SECRET, store).ttl(CONFIRMATION_TTL).clock(clock).build();
+        this.confirmations = McpConfirmations.builder(SECRET, store).tokens(true).ttl(CONFIRMATION_TTL).clock(clock).build();
         IdempotentExecutor executor = IdempotentExecutor.builder(store)
                 .scope(McpIdempotentTools.principalScope())
                 .confirmationGate(confirmations)

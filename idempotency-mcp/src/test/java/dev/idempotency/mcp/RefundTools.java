@@ -51,7 +51,7 @@ final class RefundTools {
             OrderArgs.class, a -> {
                 lookups.incrementAndGet();
                 return new Order(a.orderId(), 4999, "DELIVERED");
-            }).name("lookup_order").description("Look up an order").build();
+            }).name("lookup_order").description("Look up an order").openWorld(false).build();
 
     final IdempotentTool<HoldArgs, Hold> holdFunds = IdempotentTool.builder(
             IdempotentOperation.builder("Payments.hold", Tier.REVERSIBLE, ResultType.of(Hold.class)).ttl("24h")

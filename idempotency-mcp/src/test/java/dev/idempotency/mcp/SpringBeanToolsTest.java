@@ -86,7 +86,7 @@ class SpringBeanToolsTest {
 
         @Bean
         McpConfirmations confirmations(InMemoryIdempotencyStore store) {
-            return McpConfirmations.builder(McpServerFixture.SECRET, store).build();
+            return McpConfirmations.builder(McpServerFixture.SECRET, store).tokens(true).build();
         }
 
         @Bean

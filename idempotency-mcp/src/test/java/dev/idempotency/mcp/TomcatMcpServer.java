@@ -8,6 +8,7 @@ import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.http.HttpServlet;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
@@ -43,17 +44,23 @@ final class TomcatMcpServer implements AutoCloseable {
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
                 .tools(mcp.specifications()).build();
 
-        tomcat = new Tomcat();
+        tomcat = start(base, provider, context);
+        url = "http://localhost:" + tomcat.getConnector().getLocalPort();
+    }
+
+    /** A started Tomcat on a free port serving {@code servlet} (named {@code mcp}, asynchronous) at {@code /mcp}. */
+    static Tomcat start(Path base, HttpServlet servlet, Consumer<Context> context) throws Exception {
+        Tomcat tomcat = new Tomcat();
         tomcat.setBaseDir(base.toString());
         tomcat.setPort(0);
         Context tomcatContext = tomcat.addContext("", base.toString());
-        Wrapper servlet = Tomcat.addServlet(tomcatContext, "mcp", provider);
-        servlet.setAsyncSupported(true);
+        Wrapper wrapper = Tomcat.addServlet(tomcatContext, "mcp", servlet);
+        wrapper.setAsyncSupported(true);
         tomcatContext.addServletMappingDecoded("/mcp", "mcp");
         context.accept(tomcatContext);
         tomcat.getConnector();
         tomcat.start();
-        url = "http://localhost:" + tomcat.getConnector().getLocalPort();
+        return tomcat;
     }
 
     @Override

@@ -193,7 +193,7 @@ class ToolTransactionTest {
     @Test
     void aDeclinedAnswerIsRecordedOutsideTheCallsTransactionAndOutlivesItsRollback() {
         JdbcIdempotencyStore store = JdbcIdempotencyStore.builder(dataSource()).tableName(table).build();
-        McpConfirmations confirmations = McpConfirmations.builder(McpServerFixture.SECRET, store)
+        McpConfirmations confirmations = McpConfirmations.builder(McpServerFixture.SECRET, store).tokens(true)
                 .transactions(SpringTransactionBridge.INSTANCE).build();
         IdempotentExecutor executor = IdempotentExecutor.builder(store).scope(McpIdempotentTools.principalScope())
                 .transactions(SpringTransactionBridge.INSTANCE).confirmationGate(confirmations).build();

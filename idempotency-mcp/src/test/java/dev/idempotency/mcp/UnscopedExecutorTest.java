@@ -41,7 +41,7 @@ class UnscopedExecutorTest {
 
     @BeforeEach
     void start() {
-        McpConfirmations confirmations = McpConfirmations.builder(McpServerFixture.SECRET, store).build();
+        McpConfirmations confirmations = McpConfirmations.builder(McpServerFixture.SECRET, store).tokens(true).build();
         executor = IdempotentExecutor.builder(store).confirmationGate(confirmations).build();  // no principal scope
         McpIdempotentTools mcp = McpIdempotentTools.builder(executor).confirmations(confirmations)
                 .tool(tools.holdFunds).tool(tools.refund).build();

@@ -3,6 +3,7 @@ package dev.idempotency.mcp.boot;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.mcp.McpConfirmations;
+import dev.idempotency.mcp.McpHttpEras;
 import dev.idempotency.mcp.McpHttpGuard;
 import dev.idempotency.mcp.McpIdempotentTools;
 import dev.idempotency.mcp.McpMeta;
@@ -10,10 +11,13 @@ import dev.idempotency.mcp.McpTool;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.modern.server.transport.HttpServletMcpTransport;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.server.transport.ServerTransportSecurityValidator;
 import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import java.util.Map;
@@ -44,7 +48,11 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>{@link McpIdempotentTools} of every bean whose class is annotated {@link McpTool}, through the context's
  * {@link IdempotentExecutor}, with the context's {@link McpConfirmations} when there is one;</li>
  * <li>the {@link IdempotencyScope} {@link McpIdempotentTools#principalScope()}, so that keys belong to the user;</li>
- * <li>an {@link McpSyncServer} serving those tools on that transport.</li>
+ * <li>an {@link McpSyncServer} serving those tools on that transport;</li>
+ * <li>the same tools for 2026-07-28 clients on the same path ({@link McpHttpEras}: a request with an
+ * {@code Mcp-Method} header goes to the SDK's stateless {@code HttpServletMcpTransport}), with the same principal,
+ * Origin and Host checks, and confirmation by {@code input_required}
+ * ({@link McpIdempotentTools#modernServer}).</li>
  * </ul>
  */
 @AutoConfiguration(afterName = {
@@ -82,10 +90,25 @@ public class IdempotencyMcpAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "idempotencyMcpServlet")
-    ServletRegistrationBean<HttpServletStreamableServerTransportProvider> idempotencyMcpServlet(
-            HttpServletStreamableServerTransportProvider transport, IdempotencyMcpProperties properties) {
-        ServletRegistrationBean<HttpServletStreamableServerTransportProvider> registration =
-                new ServletRegistrationBean<>(transport, properties.getEndpoint());
+    ServletRegistrationBean<HttpServlet> idempotencyMcpServlet(HttpServletStreamableServerTransportProvider transport,
+            ObjectProvider<McpIdempotentTools> tools, IdempotencyMcpProperties properties,
+            ObjectProvider<JsonMapper> mapper) {
+        McpIdempotentTools available = tools.getIfAvailable();
+        HttpServlet servlet = transport;
+        if (available != null) {
+            // 2026-07-28 requests (an Mcp-Method header) on the same path, stateless, with the same guards
+            McpJsonMapper json = jsonMapper(mapper);
+            servlet = new McpHttpEras(transport, HttpServletMcpTransport
+                    .builder(available.modernServer(properties.getServerName(), properties.getServerVersion(), json))
+                    .jsonMapper(json).endpoint(properties.getEndpoint())
+                    .httpHeaderValidator(ServerTransportSecurityValidator.toHttpHeaderValidator(McpHttpGuard
+                            .validator(properties.getAllowedOrigins(), properties.getAllowedHosts())))
+                    .contextExtractor(request -> McpTransportContext.create(
+                            Map.of(McpMeta.PRINCIPAL, principal(request))))
+                    .build());
+        }
+        ServletRegistrationBean<HttpServlet> registration =
+                new ServletRegistrationBean<>(servlet, properties.getEndpoint());
         registration.setName("idempotencyMcp");
         registration.setAsyncSupported(true);  // the transport answers on a stream
         return registration;

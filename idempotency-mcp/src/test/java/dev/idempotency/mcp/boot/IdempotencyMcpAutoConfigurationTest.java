@@ -11,6 +11,8 @@ import dev.idempotency.store.IdempotencyStore;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.modern.client.transport.HttpClientMcpTransport;
+import io.modelcontextprotocol.modern.client.transport.McpHttpRequestCustomizer;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -97,7 +99,7 @@ class IdempotencyMcpAutoConfigurationTest {
         @Bean
         McpConfirmations confirmations(IdempotencyStore store) {
             return McpConfirmations.builder("a test secret of at least thirty-two bytes"
-                    .getBytes(StandardCharsets.UTF_8), store).build();
+                    .getBytes(StandardCharsets.UTF_8), store).tokens(true).build();
         }
 
         /** Stands for the application's authentication (Spring Security sets the same request principal). */
@@ -167,6 +169,7 @@ class IdempotencyMcpAutoConfigurationTest {
 
         assertThat(listed).containsOnlyKeys("lookup_order", "hold_funds", "refund");
         assertThat(listed.get("lookup_order").annotations().readOnlyHint()).isTrue();
+        assertThat(listed.get("lookup_order").annotations().openWorldHint()).as("@McpTool's default").isTrue();
         assertThat(listed.get("hold_funds").meta()).containsEntry(McpMeta.TIER, "REVERSIBLE");
         assertThat(listed.get("refund").meta()).containsEntry(McpMeta.TIER, "IRREVERSIBLE")
                 .containsEntry(McpMeta.CONFIRMATION, "elicitation_or_token");
@@ -203,6 +206,54 @@ class IdempotencyMcpAutoConfigurationTest {
 
         assertThat(ran.isError()).as("%s", ran).isFalse();
         assertThat(payments.refunds()).isEqualTo(before + 1);
+    }
+
+    /** A 2026-07-28 client of the user on the same endpoint: stateless, no initialize, no session. */
+    private static io.modelcontextprotocol.modern.client.McpSyncClient modernClient(String user) {
+        return io.modelcontextprotocol.modern.client.McpClient.sync(HttpClientMcpTransport.builder(url + "/mcp")
+                        .requestCustomizer(McpHttpRequestCustomizer.fromSync(
+                                (request, headers, ctx) -> headers.set("Authorization", "Bearer " + user)))
+                        .build())
+                .formElicitation(request -> io.modelcontextprotocol.modern.McpSchema.ElicitResult.cancel())
+                .build();
+    }
+
+    @Test
+    void aModernClientOnTheSameEndpointSharesTheUsersKeysAcrossBothEras() {
+        Payments payments = context.getBean(Payments.class);
+        int before = payments.holds();
+        var modern = modernClient("carol");
+        Map<String, Object> args = Map.of("orderId", "A-9", "cents", 4999, "idempotencyKey", "k-eras");
+
+        assertThat(modern.tools().list().tools()).extracting(io.modelcontextprotocol.modern.McpSchema.Tool::name)
+                .containsExactlyInAnyOrder("lookup_order", "hold_funds", "refund");
+        CallToolResult legacy = call(client("carol"), "hold_funds", args);
+        var retried = modern.tool("hold_funds").arguments(args).call();
+
+        // the first attempt came on 2025-11-25, its retry on 2026-07-28: one hold, the retry replays it
+        assertThat(retried.isError()).isFalse();
+        assertThat(retried.meta()).containsEntry(McpMeta.REPLAYED, true);
+        assertThat(retried.structuredContent()).isEqualTo(legacy.structuredContent());
+        assertThat(payments.holds()).isEqualTo(before + 1);
+    }
+
+    @Test
+    void aModernIrreversibleCallRunsOnceItsUserSaidYes() {
+        Payments payments = context.getBean(Payments.class);
+        int before = payments.refunds();
+        Map<String, Object> args = Map.of("orderId", "A-9", "cents", 4999, "idempotencyKey", "r-modern");
+
+        var asked = modernClient("carol").tool("refund").arguments(args).callOnce();
+        var ran = modernClient("carol").tool("refund").arguments(args)
+                .formElicitation(request -> io.modelcontextprotocol.modern.McpSchema.ElicitResult
+                        .accept(Map.of("confirm", true)))
+                .call();
+
+        assertThat(asked).isInstanceOf(io.modelcontextprotocol.modern.McpSchema.InputRequiredResult.class);
+        assertThat(ran.isError()).as("%s", ran).isFalse();
+        assertThat(payments.refunds()).isEqualTo(before + 1);
+        assertThat(context.getBean(McpConfirmations.class).answers("carol", "refund", "REFUND:r-modern"))
+                .singleElement().satisfies(a -> assertThat(a.confirmed()).isTrue());
     }
 
     @Test

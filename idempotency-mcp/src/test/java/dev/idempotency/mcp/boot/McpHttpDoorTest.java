@@ -39,6 +39,12 @@ class McpHttpDoorTest {
              "capabilities":{},"clientInfo":{"name":"door-test","version":"1.0.0"}}}""";
     private static final String LIST_TOOLS = """
             {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}""";
+    /** A 2026-07-28 request: no session, its version and capabilities in _meta, its method in a header. */
+    private static final String MODERN_LIST_TOOLS = """
+            {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":{
+             "io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}""";
+    private static final Map<String, String> MODERN = Map.of("Mcp-Method", "tools/list",
+            "MCP-Protocol-Version", "2026-07-28");
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private static ConfigurableApplicationContext context;
@@ -121,6 +127,32 @@ class McpHttpDoorTest {
         JsonNode error = assertJsonRpcError(post(INITIALIZE, Map.of("Host", "evil.example.com:" + port)), 421);
 
         assertThat(error.get("message").asString()).contains("Host");
+    }
+
+    @Test
+    void aModernRequestWithoutASessionIsServedOnTheSamePath() throws Exception {
+        HttpResponse<String> listed = post(MODERN_LIST_TOOLS, MODERN);
+
+        assertThat(listed.statusCode()).as(listed.body()).isEqualTo(200);
+        assertThat(listed.body()).contains("\"hold_funds\"", "\"refund\"");
+    }
+
+    @Test
+    void aModernRequestFromAForeignOriginOrHostIsRefusedWithAJsonRpcError() throws Exception {
+        Map<String, String> origin = new java.util.HashMap<>(MODERN);
+        origin.put("Origin", "http://evil.example.com");
+        Map<String, String> host = new java.util.HashMap<>(MODERN);
+        host.put("Host", "evil.example.com:" + port);
+
+        assertThat(assertJsonRpcError(post(MODERN_LIST_TOOLS, origin), 403).get("message").asString())
+                .contains("Origin");
+        assertThat(assertJsonRpcError(post(MODERN_LIST_TOOLS, host), 421).get("message").asString())
+                .contains("Host");
+    }
+
+    @Test
+    void aModernRequestThatIsNotJsonIsAJsonRpcError() throws Exception {
+        assertJsonRpcError(post("{not json", MODERN), 400);
     }
 
     @Test

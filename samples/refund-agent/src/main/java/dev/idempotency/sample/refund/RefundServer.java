@@ -12,10 +12,12 @@ import dev.idempotency.mcp.McpIdempotentTools;
 import dev.idempotency.spring.SpringTransactionBridge;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
+import io.modelcontextprotocol.modern.server.transport.StdioMcpTransport;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.reflect.UndeclaredThrowableException;
@@ -46,6 +48,8 @@ import tools.jackson.databind.json.JsonMapper;
  * ({@code --gateway-delay-ms}, 1500 unless set), so that a client with a shorter timeout gives up while it runs.
  * Each tool call runs in a transaction on the store's database; the ledger refuses the first commit of a hold on
  * {@code A-1002} (simulated), so that the story shows the compensation releasing the gateway's hold.
+ * {@code --revision 2026-07-28} serves the same tools on that revision (stateless; the refund's confirmation by
+ * {@code input_required}), and the process ends when its input does.
  *
  * <p>Any MCP client can start it: {@code mvn -q -pl samples/refund-agent -am package -DskipTests exec:java
  * -Dexec.mainClass=dev.idempotency.sample.refund.RefundServer}. Nothing but MCP messages goes to stdout.
@@ -122,21 +126,69 @@ public final class RefundServer {
     public static void main(String[] args) throws Exception {
         String postgres = null;
         long delay = 1500;
+        String revision = LEGACY;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--postgres" -> postgres = args[++i];
                 case "--gateway-delay-ms" -> delay = Long.parseLong(args[++i]);
+                case "--revision" -> revision = args[++i];
                 default -> throw new IllegalArgumentException("unknown argument " + args[i]
-                        + "; use --postgres <jdbc url> and --gateway-delay-ms <ms>");
+                        + "; use --postgres <jdbc url>, --gateway-delay-ms <ms> and --revision " + MODERN);
             }
         }
-        McpSyncServer server = start(postgres, new Gateway(delay));
+        if (MODERN.equals(revision)) {
+            // stateless: no initialize, each request on its own; the server ends when the client closes stdin
+            McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+            new StdioMcpTransport(tools(postgres, new Gateway(delay)).modernServer("refund-server", "0.1.0", json),
+                    json).start().block();
+            System.exit(0);
+        }
+        if (!LEGACY.equals(revision)) {
+            throw new IllegalArgumentException("--revision " + revision + " is not served; use " + LEGACY + " (the"
+                    + " default) or " + MODERN);
+        }
         // the transport reads stdin on its own threads; the process lives until the client closes stdin
-        Runtime.getRuntime().addShutdownHook(new Thread(server::closeGracefully));
-        new CountDownLatch(1).await();
+        CountDownLatch ended = new CountDownLatch(1);
+        McpSyncServer server = start(postgres, new Gateway(delay), new FilterInputStream(System.in) {
+            @Override
+            public int read() throws IOException {
+                return ending(super.read());
+            }
+
+            @Override
+            public int read(byte[] buffer, int offset, int length) throws IOException {
+                return ending(super.read(buffer, offset, length));
+            }
+
+            private int ending(int read) {
+                if (read < 0) {
+                    ended.countDown();
+                }
+                return read;
+            }
+        });
+        ended.await();
+        server.closeGracefully();
+        System.exit(0);
     }
 
-    static McpSyncServer start(String postgresUrl, Gateway gateway) throws SQLException {
+    /** The 2025-11-25 revision: initialize, then tools/list and tools/call in the session. */
+    static final String LEGACY = "2025-11-25";
+    /** The 2026-07-28 revision: stateless, confirmation by input_required. */
+    static final String MODERN = "2026-07-28";
+
+    static McpSyncServer start(String postgresUrl, Gateway gateway, InputStream in) throws SQLException {
+        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+        return McpServer.sync(new StdioServerTransportProvider(json, in, System.out))
+                .jsonMapper(json)
+                .serverInfo("refund-server", "0.1.0")
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
+                .tools(tools(postgresUrl, gateway).specifications())
+                .build();
+    }
+
+    /** The three tools on the store, whichever revision serves them. */
+    static McpIdempotentTools tools(String postgresUrl, Gateway gateway) throws SQLException {
         DataSource dataSource = postgresUrl != null ? new DriverManagerDataSource(postgresUrl)
                 : new DriverManagerDataSource("jdbc:h2:mem:refunds;DB_CLOSE_DELAY=-1");
         JdbcDialect dialect = postgresUrl != null ? JdbcDialect.postgresql() : JdbcDialect.h2();
@@ -148,7 +200,9 @@ public final class RefundServer {
         if (configured == null) {
             new SecureRandom().nextBytes(secret);  // tokens then hold for this process only
         }
-        McpConfirmations confirmations = McpConfirmations.builder(secret, store).build();
+        // 2025-11-25 clients without elicitation get a token to send back (the story's agent does); on 2026-07-28 the
+        // user answers input_required and no token reaches the model
+        McpConfirmations confirmations = McpConfirmations.builder(secret, store).tokens(true).build();
         IdempotentExecutor executor = IdempotentExecutor.builder(store)
                 .scope(McpIdempotentTools.principalScope())
                 .transactions(SpringTransactionBridge.INSTANCE)
@@ -156,7 +210,7 @@ public final class RefundServer {
                 .build();
 
         TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-        McpIdempotentTools tools = McpIdempotentTools.builder(executor).confirmations(confirmations)
+        return McpIdempotentTools.builder(executor).confirmations(confirmations)
                 .transaction(call -> transaction.execute(status -> {
                     try {
                         return call.call();
@@ -185,14 +239,6 @@ public final class RefundServer {
                                 .ttl("7d").build(),
                         RefundArgs.class, a -> gateway.refund(a.orderId(), a.cents()))
                         .name("refund").description("Refund an order to the customer; money leaves, once").build())
-                .build();
-
-        McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
-        return McpServer.sync(new StdioServerTransportProvider(json))
-                .jsonMapper(json)
-                .serverInfo("refund-server", "0.1.0")
-                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
-                .tools(tools.specifications())
                 .build();
     }
 

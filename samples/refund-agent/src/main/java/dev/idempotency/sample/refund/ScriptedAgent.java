@@ -5,10 +5,12 @@ import io.modelcontextprotocol.client.McpAsyncClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
+import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
-import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.modern.McpSchema;
+import io.modelcontextprotocol.modern.client.McpTimeoutException;
+import io.modelcontextprotocol.modern.client.transport.StdioMcpClientTransport;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
-import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.io.File;
 import java.io.PrintStream;
 import java.net.URISyntaxException;
@@ -56,18 +58,44 @@ public final class ScriptedAgent {
     static final class StoryStopped extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        StoryStopped(String step, CallToolResult r) {
-            super("the story stops at " + step + ": the server answered " + r.structuredContent()
-                    + (r.structuredContent() == null ? " " + r.content() : ""));
+        StoryStopped(String step, Answer r) {
+            super("the story stops at " + step + ": the server answered " + r.structured());
         }
     }
 
+    /** A tool call's answer, whichever revision carried it. */
+    record Answer(boolean error, Map<String, Object> structured, boolean replayed) {
+
+        String describe() {
+            return error ? structured.get("error") + " (retry: " + structured.get("retry") + ")"
+                    : structured + (replayed ? " (replayed)" : "");
+        }
+    }
+
+    /** The agent's MCP client, on one revision. */
+    interface Client extends AutoCloseable {
+
+        /** One line per tool: name, tier and hints. */
+        List<String> tools();
+
+        /** A call of the turn (and step), named in {@code _meta} by the client runtime, not the model. */
+        Answer call(String tool, Map<String, Object> arguments, String turn, String step);
+
+        /**
+         * The irreversible call: the server asks first, the user says yes (printed to {@code out}), and the
+         * confirmed call is sent with the agent's own timeout; null when no answer came within it.
+         */
+        Answer confirmed(String tool, Map<String, Object> arguments, String turn, Duration timeout,
+                PrintStream out);
+
+        @Override
+        void close();
+    }
+
     /** {@code r}, unless it is an error other than {@code expectedError} (null: none expected). */
-    static CallToolResult expect(String step, CallToolResult r, String expectedError) {
-        boolean error = Boolean.TRUE.equals(r.isError());
-        Map<String, Object> s = structured(r);
-        if (s == null || error && (expectedError == null || !expectedError.equals(s.get("error")))
-                || !error && expectedError != null) {
+    static Answer expect(String step, Answer r, String expectedError) {
+        if (r.error() && (expectedError == null || !expectedError.equals(r.structured().get("error")))
+                || !r.error() && expectedError != null) {
             throw new StoryStopped(step, r);
         }
         return r;
@@ -84,94 +112,179 @@ public final class ScriptedAgent {
         return command;
     }
 
-    /** Plays the story against the server started by {@code command}; returns the refunds the gateway executed. */
+    /**
+     * Plays the story against the server started by {@code command} (on 2026-07-28 when the command says
+     * {@code --revision 2026-07-28}); returns the refunds the gateway executed.
+     */
     static int run(List<String> command, PrintStream out) {
         ServerParameters server = ServerParameters.builder(command.get(0)).args(command.subList(1, command.size()))
                 .build();
-        StdioClientTransport transport = new StdioClientTransport(server,
-                new JacksonMcpJsonMapper(JsonMapper.builder().build()));
-        McpAsyncClient client = McpClient.async(transport).requestTimeout(Duration.ofSeconds(30))
-                .initializationTimeout(Duration.ofSeconds(60)).build();
-        try {
-            client.initialize().block(Duration.ofSeconds(60));
-            for (McpSchema.Tool tool : client.listTools().block(Duration.ofSeconds(30)).tools()) {
-                out.println("tool " + tool.name() + ": " + tool.meta().get(McpMeta.TIER) + ", readOnly="
-                        + tool.annotations().readOnlyHint() + ", destructive=" + tool.annotations().destructiveHint());
-            }
-            CallToolResult order = expect("lookup_order",
-                    call(client, "lookup_order", Map.of("orderId", ORDER), "turn-1", null), null);
-            out.println("lookup_order " + ORDER + ": " + order.structuredContent());
-            CallToolResult hold = expect("hold_funds", call(client, "hold_funds",
+        int revision = command.indexOf("--revision");
+        boolean modern = revision >= 0 && RefundServer.MODERN.equals(command.get(revision + 1));
+        try (Client client = modern ? new ModernClient(server) : new LegacyClient(server)) {
+            client.tools().forEach(out::println);
+            Answer order = expect("lookup_order", client.call("lookup_order", Map.of("orderId", ORDER), "turn-1",
+                    null), null);
+            out.println("lookup_order " + ORDER + ": " + order.structured());
+            Answer hold = expect("hold_funds", client.call("hold_funds",
                     Map.of("orderId", ORDER, "cents", 4999), "turn-1", "hold"), null);
-            out.println("hold_funds: " + hold.structuredContent());
+            out.println("hold_funds: " + hold.structured());
             Map<String, Object> hold2 = Map.of("orderId", "A-1002", "cents", 12000);
-            CallToolResult refused = call(client, "hold_funds", hold2, "turn-1", "hold-2");
-            out.println("hold_funds A-1002: " + describe(refused) + ", the ledger refused the commit");
-            CallToolResult held = call(client, "hold_funds", hold2, "turn-1", "hold-2");
-            out.println("hold_funds A-1002 retry: " + describe(held));
+            Answer refused = client.call("hold_funds", hold2, "turn-1", "hold-2");
+            out.println("hold_funds A-1002: " + refused.describe() + ", the ledger refused the commit");
+            Answer held = client.call("hold_funds", hold2, "turn-1", "hold-2");
+            out.println("hold_funds A-1002 retry: " + held.describe());
 
             Map<String, Object> refund = Map.of("orderId", ORDER, "cents", 4999);
-            CallToolResult asked = expect("refund", call(client, "refund", refund, "turn-2", null),
-                    "confirmation_required");
-            String token = (String) structured(asked).get("confirmationToken");
-            out.println("refund: " + structured(asked).get("error") + " -> the user says yes");
-            Map<String, Object> confirmed = new LinkedHashMap<>(refund);
-            confirmed.put("confirmationToken", token);
-            try {
-                // the agent's own timeout is shorter than the gateway: it gives up, the refund goes on
-                CallToolResult r = request(client, "refund", confirmed, "turn-2").block(Duration.ofSeconds(1));
-                out.println("refund: " + r.structuredContent());
-            } catch (IllegalStateException timeout) {
-                out.println("refund: no answer within 1 s (client-side timeout); retrying the same turn");
-            }
+            // the agent's own timeout is shorter than the gateway: it gives up, the refund goes on
+            Answer r = client.confirmed("refund", refund, "turn-2", Duration.ofSeconds(1), out);
+            out.println(r != null ? "refund: " + r.structured()
+                    : "refund: no answer within 1 s (client-side timeout); retrying the same turn");
             for (int attempt = 1; attempt <= 2; attempt++) {
-                CallToolResult r = call(client, "refund", confirmed, "turn-2", null);
-                out.println("refund retry " + attempt + ": " + describe(r));
+                out.println("refund retry " + attempt + ": " + client.call("refund", refund, "turn-2", null)
+                        .describe());
             }
             Map<String, Object> regenerated = Map.of("orderId", ORDER, "cents", 5000);
-            CallToolResult again = call(client, "refund", regenerated, "turn-2", null);
-            out.println("the model regenerates the call with 5000 cents: " + describe(again));
+            out.println("the model regenerates the call with 5000 cents: "
+                    + client.call("refund", regenerated, "turn-2", null).describe());
 
-            CallToolResult after = expect("the last lookup_order",
-                    call(client, "lookup_order", Map.of("orderId", ORDER), "turn-3", null), null);
-            int executed = ((Number) structured(after).get("refundsExecuted")).intValue();
-            out.println("holds released by compensation: " + structured(after).get("holdsReleased"));
+            Answer after = expect("the last lookup_order",
+                    client.call("lookup_order", Map.of("orderId", ORDER), "turn-3", null), null);
+            int executed = ((Number) after.structured().get("refundsExecuted")).intValue();
+            out.println("holds released by compensation: " + after.structured().get("holdsReleased"));
             out.println("refunds executed: " + executed);
             return executed;
-        } finally {
+        }
+    }
+
+    /** The {@code _meta} a client runtime sends: the turn, and the step when there is one. */
+    static Map<String, Object> turn(String turn, String step) {
+        Map<String, Object> meta = new LinkedHashMap<>();
+        meta.put(McpMeta.TURN_ID, turn);
+        if (step != null) {
+            meta.put(McpMeta.STEP_ID, step);
+        }
+        return meta;
+    }
+
+    @SuppressWarnings("unchecked")
+    static Answer answer(Boolean error, Object structured, Map<String, Object> meta) {
+        return new Answer(Boolean.TRUE.equals(error), (Map<String, Object>) structured,
+                meta != null && Boolean.TRUE.equals(meta.get(McpMeta.REPLAYED)));
+    }
+
+    /** 2025-11-25: initialize first; without elicitation, the confirmation is a token sent back with the call. */
+    static final class LegacyClient implements Client {
+        private final McpAsyncClient client;
+
+        LegacyClient(ServerParameters server) {
+            client = McpClient.async(new StdioClientTransport(server,
+                            new JacksonMcpJsonMapper(JsonMapper.builder().build())))
+                    .requestTimeout(Duration.ofSeconds(30)).initializationTimeout(Duration.ofSeconds(60)).build();
+            client.initialize().block(Duration.ofSeconds(60));
+        }
+
+        @Override
+        public List<String> tools() {
+            return client.listTools().block(Duration.ofSeconds(30)).tools().stream()
+                    .map(t -> line(t.name(), t.meta(), t.annotations().readOnlyHint(),
+                            t.annotations().destructiveHint()))
+                    .toList();
+        }
+
+        @Override
+        public Answer call(String tool, Map<String, Object> arguments, String turn, String step) {
+            return request(tool, arguments, turn(turn, step)).block(Duration.ofSeconds(30));
+        }
+
+        private reactor.core.publisher.Mono<Answer> request(String tool, Map<String, Object> arguments,
+                Map<String, Object> meta) {
+            return client.callTool(new CallToolRequest(tool, arguments, meta))
+                    .map(r -> answer(r.isError(), r.structuredContent(), r.meta()));
+        }
+
+        @Override
+        public Answer confirmed(String tool, Map<String, Object> arguments, String turn, Duration timeout,
+                PrintStream out) {
+            Answer asked = expect(tool, call(tool, arguments, turn, null), "confirmation_required");
+            out.println(tool + ": " + asked.structured().get("error") + " -> the user says yes");
+            Map<String, Object> confirmed = new LinkedHashMap<>(arguments);
+            confirmed.put("confirmationToken", asked.structured().get("confirmationToken"));
+            try {
+                return request(tool, confirmed, turn(turn, null)).block(timeout);
+            } catch (IllegalStateException timedOut) {
+                return null;
+            }
+        }
+
+        @Override
+        public void close() {
             client.closeGracefully().block(Duration.ofSeconds(10));
         }
     }
 
-    private static String describe(CallToolResult r) {
-        Map<String, Object> s = structured(r);
-        if (Boolean.TRUE.equals(r.isError())) {
-            return s.get("error") + " (retry: " + s.get("retry") + ")";
+    /** 2026-07-28: no initialize; the server asks by input_required, the user answers, the request is re-sent. */
+    static final class ModernClient implements Client {
+        private final StdioMcpClientTransport transport;
+        private final io.modelcontextprotocol.modern.client.McpSyncClient client;
+
+        ModernClient(ServerParameters server) {
+            McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
+            transport = StdioMcpClientTransport.builder(server).jsonMapper(json).start();
+            client = io.modelcontextprotocol.modern.client.McpClient.sync(transport).jsonMapper(json)
+                    // declares form elicitation, which the refund's question needs; the story answers it itself
+                    .formElicitation(request -> McpSchema.ElicitResult.cancel()).build();
         }
-        return s + (Boolean.TRUE.equals(r.meta().get(McpMeta.REPLAYED)) ? " (replayed)" : "");
-    }
 
-    private static CallToolResult call(McpAsyncClient client, String tool, Map<String, Object> arguments, String turn,
-            String step) {
-        return request(client, tool, arguments, step == null ? turn : turn + "|" + step)
-                .block(Duration.ofSeconds(30));
-    }
-
-    private static reactor.core.publisher.Mono<CallToolResult> request(McpAsyncClient client, String tool,
-            Map<String, Object> arguments, String turnAndStep) {
-        // the client runtime, not the model, names the turn (and step) the key is derived from
-        Map<String, Object> meta = new LinkedHashMap<>();
-        String[] parts = turnAndStep.split("\\|");
-        meta.put(McpMeta.TURN_ID, parts[0]);
-        if (parts.length > 1) {
-            meta.put(McpMeta.STEP_ID, parts[1]);
+        @Override
+        public List<String> tools() {
+            return client.tools().list().tools().stream()
+                    .map(t -> line(t.name(), t.meta(), t.annotations().readOnlyHint(),
+                            t.annotations().destructiveHint()))
+                    .toList();
         }
-        return client.callTool(new CallToolRequest(tool, arguments, meta));
+
+        @Override
+        public Answer call(String tool, Map<String, Object> arguments, String turn, String step) {
+            McpSchema.CallToolResult r = client.tool(tool).arguments(arguments).meta(turn(turn, step))
+                    .callTimeout(Duration.ofSeconds(30)).call();
+            return answer(r.isError(), r.structuredContent(), r.meta());
+        }
+
+        @Override
+        public Answer confirmed(String tool, Map<String, Object> arguments, String turn, Duration timeout,
+                PrintStream out) {
+            McpSchema.CallToolOutcome first = client.tool(tool).arguments(arguments).meta(turn(turn, null)).callOnce();
+            if (!(first instanceof McpSchema.InputRequiredResult asked)) {
+                McpSchema.CallToolResult r = (McpSchema.CallToolResult) first;
+                throw new StoryStopped(tool, answer(r.isError(), r.structuredContent(), r.meta()));
+            }
+            McpSchema.ElicitFormRequest question = (McpSchema.ElicitFormRequest)
+                    ((McpSchema.ElicitInputRequest) asked.inputRequests().get("confirm")).params();
+            out.println(tool + ": input_required (" + question.message() + ") -> the user says yes");
+            try {
+                // the original request, re-sent with the user's answer and the server's state, untouched
+                McpSchema.CallToolOutcome done = client.tool(tool).arguments(arguments).meta(turn(turn, null))
+                        .requestState(asked.requestState())
+                        .inputResponses(Map.of("confirm", Map.of("action", "accept", "content",
+                                Map.of("confirm", true))))
+                        .callTimeout(timeout).callOnce();
+                McpSchema.CallToolResult r = (McpSchema.CallToolResult) done;
+                return answer(r.isError(), r.structuredContent(), r.meta());
+            } catch (McpTimeoutException timedOut) {
+                return null;
+            }
+        }
+
+        @Override
+        public void close() {
+            transport.close();
+        }
     }
 
-    @SuppressWarnings("unchecked")
-    private static Map<String, Object> structured(CallToolResult r) {
-        return (Map<String, Object>) r.structuredContent();
+    private static String line(String name, Map<String, Object> meta, Boolean readOnly, Boolean destructive) {
+        return "tool " + name + ": " + meta.get(McpMeta.TIER) + ", readOnly=" + readOnly + ", destructive="
+                + destructive;
     }
 
     /** This program's class path, also under {@code mvn exec:java} (where it lives in a class loader). */

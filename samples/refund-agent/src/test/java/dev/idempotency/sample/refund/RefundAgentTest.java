@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** The story over a real stdio subprocess: a timeout, two retries of the turn, a regenerated call, one refund. */
@@ -30,5 +31,41 @@ class RefundAgentTest {
                 .contains("(replayed)")
                 .contains("the model regenerates the call with 5000 cents: key_reused (retry: never)")
                 .endsWith("refunds executed: 1" + System.lineSeparator());
+    }
+
+    @Test
+    void onTheNewRevisionTheUserConfirmsByInputRequiredAndOneRefundIsExecuted() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        int refunds = ScriptedAgent.run(ScriptedAgent.serverCommand(List.of("--revision", "2026-07-28")),
+                new PrintStream(bytes, true, StandardCharsets.UTF_8));
+        String out = bytes.toString(StandardCharsets.UTF_8);
+
+        assertThat(refunds).as(out).isEqualTo(1);
+        assertThat(out).contains("tool refund: IRREVERSIBLE, readOnly=false, destructive=true")
+                .contains("hold_funds A-1002 retry: {holdId=H-3, orderId=A-1002, cents=12000}")
+                .contains("refund: input_required (Confirm refund with idempotency key 'turn:turn-2:refund': "
+                        + "{\"orderId\":\"A-1001\",\"cents\":4999}. This cannot be undone.) -> the user says yes")
+                .contains("client-side timeout")
+                .contains("refund retry 1: {refundId=R-A-1001-1")
+                .contains("refund retry 2: {refundId=R-A-1001-1")
+                .contains("the model regenerates the call with 5000 cents: key_reused (retry: never)")
+                .endsWith("refunds executed: 1" + System.lineSeparator());
+    }
+
+    @Test
+    void theServerEndsWhenItsInputEndsOnEitherRevision() throws Exception {
+        for (List<String> args : List.of(List.<String>of(), List.of("--revision", "2026-07-28"))) {
+            Process server = new ProcessBuilder(ScriptedAgent.serverCommand(args))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            try {
+                server.getOutputStream().close();
+
+                assertThat(server.waitFor(60, TimeUnit.SECONDS)).as("ended %s", args).isTrue();
+                assertThat(server.exitValue()).isZero();
+            } finally {
+                server.destroyForcibly();
+            }
+        }
     }
 }
