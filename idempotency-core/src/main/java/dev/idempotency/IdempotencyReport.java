@@ -53,6 +53,7 @@ public final class IdempotencyReport {
     private @Nullable String backlogUnavailable;
     private @Nullable Instant backlogAt;
     private @Nullable List<IdempotencyAudit.Entry> resolutions;
+    private @Nullable String resolutionsUnavailable;
 
     private IdempotencyReport(List<Operation> operations) {
         this.operations = List.copyOf(operations);
@@ -106,6 +107,14 @@ public final class IdempotencyReport {
      */
     public IdempotencyReport resolutions(List<IdempotencyAudit.Entry> resolutions) {
         this.resolutions = List.copyOf(resolutions);
+        this.resolutionsUnavailable = null;
+        return this;
+    }
+
+    /** Says why the resolutions by hand could not be read (the audit failed). */
+    public IdempotencyReport resolutionsUnavailable(String reason) {
+        this.resolutionsUnavailable = Objects.requireNonNull(reason, "reason");
+        this.resolutions = null;
         return this;
     }
 
@@ -166,7 +175,9 @@ public final class IdempotencyReport {
                         + " operation; see docs/production-checklist.md, question 5.\n");
             }
         }
-        if (resolutions != null) {
+        if (resolutionsUnavailable != null) {
+            md.append("\n## Resolved by hand\n\nNot available: ").append(cell(resolutionsUnavailable)).append('\n');
+        } else if (resolutions != null) {
             md.append("\n## Resolved by hand (latest first)\n\n");
             if (resolutions.isEmpty()) {
                 md.append("None recorded.\n");
@@ -238,7 +249,9 @@ public final class IdempotencyReport {
                 o.put("longestStuckSeconds", seconds(b.oldestStuckLease()));
             }
         }
-        if (resolutions != null) {
+        if (resolutionsUnavailable != null) {
+            root.put("resolutionsUnavailable", resolutionsUnavailable);
+        } else if (resolutions != null) {
             ArrayNode resolved = root.putArray("resolutions");
             for (IdempotencyAudit.Entry e : resolutions) {
                 ObjectNode o = resolved.addObject();

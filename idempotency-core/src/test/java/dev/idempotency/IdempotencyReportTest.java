@@ -181,5 +181,11 @@ class IdempotencyReportTest {
         assertThat(IdempotencyReport.of(List.of()).toMarkdown()).doesNotContain("Resolved by hand");
         assertThat(JsonMapper.builder().build().readTree(IdempotencyReport.of(List.of()).toJson()).has("resolutions"))
                 .isFalse();
+        IdempotencyReport broken = IdempotencyReport.of(List.of()).resolutions(List.of(released))
+                .resolutionsUnavailable("IllegalStateException: audit table gone");
+        assertThat(broken.toMarkdown()).contains("## Resolved by hand\n\nNot available: IllegalStateException:"
+                + " audit table gone").doesNotContain("alice");
+        assertThat(JsonMapper.builder().build().readTree(broken.toJson()).get("resolutionsUnavailable").asString())
+                .isEqualTo("IllegalStateException: audit table gone");
     }
 }

@@ -144,7 +144,8 @@ public class IdempotencyReportEndpoint {
         try {
             report.resolutions(theAdmin.resolutions(LISTED).stream().map(e -> showKeys ? e : masked(e)).toList());
         } catch (RuntimeException e) {
-            // the backlog says whether the store answers; an audit that cannot be read leaves its section out
+            // the rest of the report stands; the section says why it is empty
+            report.resolutionsUnavailable(e.getClass().getSimpleName() + ": " + e.getMessage());
         }
         return report;
     }
@@ -204,8 +205,9 @@ public class IdempotencyReportEndpoint {
      * @param key             the key, as the key expression yielded it
      * @param scope           what the {@code IdempotencyScope} returned for the call (a tenant); absent for none
      * @param outcome         {@code not-executed} (release: the next call runs) or {@code executed}
-     * @param result          for {@code executed}: the method's result as JSON (absent or {@code null} for a
-     *                        {@code void} method), replayed to every later call for the operation's ttl
+     * @param result          for {@code executed}: the method's result as JSON, replayed to every later call for
+     *                        the operation's ttl; required unless the method is {@code void} (the literal
+     *                        {@code null} records null)
      * @param reason          why: what the operator checked; recorded in the audit
      * @return 200 with {@code resolved: true}; 403 without an authenticated principal (or one without the roles);
      *         404 when no record holds the key; 409 when the record is not an unknown outcome, or changed while it
