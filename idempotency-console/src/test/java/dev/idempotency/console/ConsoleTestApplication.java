@@ -29,11 +29,13 @@ class ConsoleTestApplication {
     /** Starts the application on a random port with {@code properties} ({@code name=value}). */
     static ConfigurableApplicationContext start(String... properties) {
         SpringApplication app = new SpringApplication(ConsoleTestApplication.class);
-        String[] args = new String[properties.length + 2];
+        String[] args = new String[properties.length + 3];
         args[0] = "--server.port=0";
         args[1] = "--spring.main.banner-mode=off";
+        // Selenium warns that it has no DevTools protocol for Debian's newer Chromium: the tests use none
+        args[2] = "--logging.level.org.openqa.selenium=ERROR";
         for (int i = 0; i < properties.length; i++) {
-            args[i + 2] = "--" + properties[i];
+            args[i + 3] = "--" + properties[i];
         }
         return app.run(args);
     }

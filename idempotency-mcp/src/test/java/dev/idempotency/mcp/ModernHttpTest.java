@@ -44,6 +44,7 @@ import tools.jackson.databind.json.JsonMapper;
  * The tools on the 2026-07-28 revision over HTTP: two embedded Tomcats (two nodes, no session, no sticky routing)
  * on one H2 store, called with the SDK's own 2026-07-28 client.
  */
+@SuppressWarnings("deprecation") // the SDK's Origin/Host validator, deprecated in 2.2.0 with no replacement
 class ModernHttpTest {
 
     private static final McpJsonMapper JSON = new JacksonMcpJsonMapper(JsonMapper.builder().build());
@@ -114,7 +115,7 @@ class ModernHttpTest {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() throws org.apache.catalina.LifecycleException {
             tomcat.stop();
             tomcat.destroy();
         }

@@ -64,7 +64,7 @@ final class TomcatMcpServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() throws org.apache.catalina.LifecycleException {
         server.close();
         tomcat.stop();
         tomcat.destroy();

@@ -72,6 +72,8 @@ public class IdempotencyMcpAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    // the SDK's Origin/Host hook of its servlet transports: deprecated in 2.2.0 with no replacement for them yet
+    @SuppressWarnings("deprecation")
     HttpServletStreamableServerTransportProvider idempotencyMcpTransport(IdempotencyMcpProperties properties,
             ObjectProvider<JsonMapper> mapper) {
         return HttpServletStreamableServerTransportProvider.builder()
@@ -90,6 +92,8 @@ public class IdempotencyMcpAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "idempotencyMcpServlet")
+    // the SDK's Origin/Host hook of its servlet transports: deprecated in 2.2.0 with no replacement for them yet
+    @SuppressWarnings("deprecation")
     ServletRegistrationBean<HttpServlet> idempotencyMcpServlet(HttpServletStreamableServerTransportProvider transport,
             ObjectProvider<McpIdempotentTools> tools, IdempotencyMcpProperties properties,
             ObjectProvider<JsonMapper> mapper) {
