@@ -157,6 +157,9 @@ public final class IdempotencyAdmin {
      * @param leaseUntil until when an in-flight claim is protected; null once completed
      * @param stale      an in-flight claim whose lease ran out: its attempt crashed
      * @param expired    a completed outcome past its time to live: the next call runs again
+     * @param argumentsDigest the fingerprint of the arguments of the call that claimed the key (SHA-256 of their
+     *                   canonical form, hex): a retry replays only with the same one, so two calls with equal
+     *                   digests carried the same arguments; the arguments themselves are never stored
      */
     public record Entry(
             String operation,
@@ -168,7 +171,8 @@ public final class IdempotencyAdmin {
             Instant expiresAt,
             @Nullable Instant leaseUntil,
             boolean stale,
-            boolean expired) {
+            boolean expired,
+            String argumentsDigest) {
     }
 
     /**
@@ -212,7 +216,8 @@ public final class IdempotencyAdmin {
 
     private static Entry entry(IdempotencyRecord r, Instant now) {
         return new Entry(r.operation(), r.key(), r.tier(), r.status(), r.result() != null, r.createdAt(),
-                r.expiresAt(), r.leaseUntil(), r.isStale(now), r.isExpired(now));
+                r.expiresAt(), r.leaseUntil(), r.isStale(now), r.isExpired(now),
+                java.util.HexFormat.of().formatHex(r.fingerprint()));
     }
 
     /**

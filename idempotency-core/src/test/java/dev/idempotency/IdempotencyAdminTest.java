@@ -137,9 +137,16 @@ class IdempotencyAdminTest {
         executor.execute(orders, "ORDER:1", new Object[] {"ORDER:1"}, () -> "receipt");
 
         IdempotencyAdmin.Entry entry = admin.find("Orders.create", "ORDER:1").orElseThrow();
+        assertThat(entry.argumentsDigest()).matches("[0-9a-f]{64}");
         assertThat(entry).isEqualTo(new IdempotencyAdmin.Entry("Orders.create", "ORDER:1", Tier.REVERSIBLE,
                 Status.COMPLETED, true, clock.instant(), clock.instant().plus(Duration.ofHours(1)), null, false,
-                false));
+                false, entry.argumentsDigest()));
+        executor.execute(orders, "ORDER:2", new Object[] {"ORDER:1"}, () -> "receipt");
+        executor.execute(orders, "ORDER:3", new Object[] {"ORDER:3"}, () -> "receipt");
+        assertThat(admin.find("Orders.create", "ORDER:2").orElseThrow().argumentsDigest())
+                .as("the same arguments under another key").isEqualTo(entry.argumentsDigest());
+        assertThat(admin.find("Orders.create", "ORDER:3").orElseThrow().argumentsDigest())
+                .isNotEqualTo(entry.argumentsDigest());
         clock.advance(Duration.ofHours(1));
         assertThat(admin.find("Orders.create", "ORDER:1")).get().extracting(IdempotencyAdmin.Entry::expired)
                 .isEqualTo(true);

@@ -246,6 +246,9 @@ class ConsoleController {
                     .append(since(e.createdAt(), now)).append("</td></tr><tr><th>lease until</th><td>")
                     .append(at(e.leaseUntil())).append("</td></tr><tr><th>expires</th><td>").append(at(e.expiresAt()))
                     .append("</td></tr><tr><th>result recorded</th><td>").append(e.hasResult() ? "yes" : "no")
+                    .append("</td></tr><tr><th>arguments' digest</th><td><code id=\"digest\">")
+                    .append(esc(e.argumentsDigest())).append("</code> (SHA-256 of the claiming call's arguments: a"
+                            + " retry with other arguments is refused, so equal digests mean equal arguments)")
                     .append("</td></tr></table>");
             if (e.status() == Status.NEEDS_REVIEW || e.stale()) {
                 forms(request, body, operation, scope, key);

@@ -141,6 +141,8 @@ class ConsoleTest {
         HttpResponse<String> key = Client.as("alice").get(keyPath(HELD));
         assertThat(key.body()).contains("NEEDS_REVIEW").contains("id=\"not-executed\"")
                 .contains("dev.idempotency.console.ConsoleTestApplication$Payouts.send(java.lang.String)")
+                .contains("<code id=\"digest\">" + app.getBean(IdempotencyAdmin.class).find("Payouts.send", HELD)
+                        .orElseThrow().argumentsDigest() + "</code>")
                 .doesNotContain("<script>");
     }
 

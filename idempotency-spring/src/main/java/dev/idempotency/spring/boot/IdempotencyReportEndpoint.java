@@ -180,7 +180,11 @@ public class IdempotencyReportEndpoint {
         List<Map<String, Object>> list = MAPPER.convertValue(entries, new TypeReference<List<Map<String, Object>>>() {
         });
         if (!showKeys) {
-            list.forEach(e -> e.put("key", MASK));
+            // a digest of few possible arguments (an amount) could be found by trying them
+            list.forEach(e -> {
+                e.put("key", MASK);
+                e.put("argumentsDigest", MASK);
+            });
         }
         return list;
     }

@@ -122,6 +122,8 @@ class IdempotencyEndpointResolveTest {
         });
         assertThat((List<Map<String, Object>>) json.get("needsReview")).singleElement()
                 .satisfies(e -> assertThat(e).containsEntry("key", "P-1").containsEntry("status", "NEEDS_REVIEW")
+                        .containsEntry("argumentsDigest", java.util.HexFormat.of().formatHex(
+                                Keys.hash("args", "", "P-1")))
                         .doesNotContainKey("result"));
         assertThat(endpoint.format(OPERATOR, "markdown")).contains("| Payouts.send | 1 | 2h0m | 0 | - |");
     }
@@ -255,6 +257,7 @@ class IdempotencyEndpointResolveTest {
         assertThat(text).doesNotContain("P-1").doesNotContain("P-2").doesNotContain("ops-alice")
                 .doesNotContain("statement");
         assertThat(anonymous).containsEntry("keysShown", false);
+        assertThat(text).doesNotContain(java.util.HexFormat.of().formatHex(Keys.hash("args", "", "P-2")));
         assertThat((List<Map<String, Object>>) anonymous.get("backlog")).as("the counts are still there")
                 .singleElement().satisfies(b -> assertThat(b).containsEntry("needsReview", 1));
         assertThat(endpoint.format(ANONYMOUS, "markdown")).doesNotContain("P-1").doesNotContain("ops-alice");
