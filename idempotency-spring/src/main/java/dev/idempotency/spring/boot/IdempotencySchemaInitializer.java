@@ -110,9 +110,7 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
 
     /** The shipped audit script with {@code audit} in place of {@code idempotency_record_audit}, as {@link #rename}. */
     static String renameAudit(String script, String audit) {
-        String unqualified = audit.substring(audit.lastIndexOf('.') + 1);
-        String renamed = script.replace(SCRIPT_AUDIT + "_", unqualified + "_");
-        return SCRIPT_AUDIT_WORD.matcher(renamed).replaceAll(Matcher.quoteReplacement(audit));
+        return renameObject(script, SCRIPT_AUDIT_WORD, SCRIPT_AUDIT, audit);
     }
 
     private static ResourceDatabasePopulator populator(Scripts scripts, Charset encoding) {
@@ -192,10 +190,18 @@ final class IdempotencySchemaInitializer extends DataSourceScriptDatabaseInitial
      * ({@code idempotency_record_sha256}) the name as it is, so that it is made in the table's schema.
      */
     static String rename(String script, String table) {
-        String unqualified = table.substring(table.lastIndexOf('.') + 1);
-        String renamed = SCRIPT_DOMAIN.matcher(script).replaceAll(Matcher.quoteReplacement(table) + "$1")
-                .replace(SCRIPT_TABLE + "_", unqualified + "_");
-        return SCRIPT_TABLE_WORD.matcher(renamed).replaceAll(Matcher.quoteReplacement(table));
+        String withDomain = SCRIPT_DOMAIN.matcher(script).replaceAll(Matcher.quoteReplacement(table) + "$1");
+        return renameObject(withDomain, SCRIPT_TABLE_WORD, SCRIPT_TABLE, table);
+    }
+
+    /**
+     * {@code scriptName} (matched as a word by {@code word}) replaced by {@code name}, and the names made of it
+     * ({@code scriptName_pk}, {@code scriptName_key}) by the unqualified name's: a schema may not prefix them.
+     */
+    private static String renameObject(String script, Pattern word, String scriptName, String name) {
+        String unqualified = name.substring(name.lastIndexOf('.') + 1);
+        String renamed = script.replace(scriptName + "_", unqualified + "_");
+        return word.matcher(renamed).replaceAll(Matcher.quoteReplacement(name));
     }
 
     private boolean tableExists(String table) {

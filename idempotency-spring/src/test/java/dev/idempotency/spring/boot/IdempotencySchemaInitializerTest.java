@@ -23,7 +23,11 @@ class IdempotencySchemaInitializerTest {
                     DataSourceAutoConfiguration.class));
 
     private static String script(JdbcDialect dialect) throws IOException {
-        return new ClassPathResource(dialect.schemaLocation()).getContentAsString(StandardCharsets.UTF_8);
+        return script(dialect.schemaLocation());
+    }
+
+    private static String script(String location) throws IOException {
+        return new ClassPathResource(location).getContentAsString(StandardCharsets.UTF_8);
     }
 
     @Test
@@ -42,6 +46,16 @@ class IdempotencySchemaInitializerTest {
                 .getContentAsString(StandardCharsets.UTF_8);
         assertThat(IdempotencySchemaInitializer.rename(script, "orders_idem")).doesNotContain("idempotency_record")
                 .contains("CREATE PROCEDURE orders_idem_claim_v1(").contains(" FROM orders_idem WHERE ");
+    }
+
+    @Test
+    void theAuditTableIsRenamedAsTheStoresIsQualifiedButNotItsIndexOrConstraintNames() throws IOException {
+        String audit = script(JdbcDialect.postgresql().auditSchemaLocation());
+        String renamed = IdempotencySchemaInitializer.renameAudit(audit, "billing.orders_idem_audit");
+        assertThat(renamed).contains("CREATE TABLE billing.orders_idem_audit (")
+                .contains("CONSTRAINT orders_idem_audit_pk PRIMARY KEY (id)")
+                .contains("CREATE INDEX orders_idem_audit_key ON billing.orders_idem_audit (key_hash, id)")
+                .doesNotContain("idempotency_record");
     }
 
     @Test
