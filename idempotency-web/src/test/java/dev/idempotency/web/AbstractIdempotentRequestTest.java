@@ -391,12 +391,16 @@ abstract class AbstractIdempotentRequestTest {
         try (Socket socket = new Socket(uri.getHost(), uri.getPort())) {
             socket.setSoTimeout(20_000);
             OutputStream out = socket.getOutputStream();
-            out.write(head);
             byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-            out.write(("\r\nHost: " + uri.getHost() + "\r\nContent-Type: application/json\r\nContent-Length: "
-                    + bytes.length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-            out.write(bytes);
-            out.flush();
+            try {
+                out.write(head);
+                out.write(("\r\nHost: " + uri.getHost() + "\r\nContent-Type: application/json\r\nContent-Length: "
+                        + bytes.length + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                out.write(bytes);
+                out.flush();
+            } catch (java.net.SocketException brokenPipe) {
+                // the container answered a head past its limit and closed before reading the rest: read its answer
+            }
             ByteArrayOutputStream response = new ByteArrayOutputStream();
             InputStream in = socket.getInputStream();
             try {
