@@ -13,4 +13,9 @@ public class ConfirmationRequiredException extends IdempotencyException {
     public ConfirmationRequiredException(String operation, String key, String message) {
         super(message, null, operation, key);
     }
+
+    @Override
+    public Kind kind() {
+        return Kind.CONFIRMATION_REQUIRED;
+    }
 }

@@ -18,4 +18,9 @@ public class IdempotencyInProgressException extends IdempotencyException {
     public IdempotencyInProgressException(String operation, String key, String message, Throwable cause) {
         super(message, cause, operation, key);
     }
+
+    @Override
+    public Kind kind() {
+        return Kind.IN_PROGRESS;
+    }
 }

@@ -16,4 +16,9 @@ public class IdempotencyKeyException extends IdempotencyException {
     public IdempotencyKeyException(String message, Throwable cause) {
         super(message, cause);
     }
+
+    @Override
+    public Kind kind() {
+        return Kind.INVALID_KEY;
+    }
 }

@@ -13,4 +13,9 @@ public class IdempotencyKeyReusedException extends IdempotencyException {
                 + " was already used with different arguments; use a new key for a new request",
                 null, operation, key);
     }
+
+    @Override
+    public Kind kind() {
+        return Kind.KEY_REUSED;
+    }
 }

@@ -15,4 +15,9 @@ public class IdempotencyOutcomeUnknownException extends IdempotencyException {
                 + " (IdempotencyAdmin.resolveExecuted or IdempotencyAdmin.release) before it can run or replay",
                 null, operation, key);
     }
+
+    @Override
+    public Kind kind() {
+        return Kind.OUTCOME_UNKNOWN;
+    }
 }

@@ -15,4 +15,9 @@ public class IdempotencyReplayException extends IdempotencyException {
     public IdempotencyReplayException(String message, Throwable cause) {
         super(message, cause);
     }
+
+    @Override
+    public Kind kind() {
+        return Kind.REPLAY_FAILED;
+    }
 }

@@ -19,4 +19,9 @@ public class IdempotencyStoreException extends IdempotencyException {
     public boolean methodRan() {
         return methodRan;
     }
+
+    @Override
+    public Kind kind() {
+        return Kind.STORE_UNAVAILABLE;
+    }
 }
