@@ -9,6 +9,7 @@ import dev.idempotency.IdempotentOperation;
 import dev.idempotency.ResultType;
 import dev.idempotency.Tier;
 import dev.idempotency.spring.KeyResolver;
+import dev.idempotency.spring.internal.TransactionalCall;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +32,7 @@ import org.springframework.expression.spel.ast.StringLiteral;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionOperations;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -120,7 +122,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
     private final boolean fingerprinted;
     /** The headers the key expression reads by name ({@code #headers['tenant']}), fingerprinted by default. */
     private final List<String> headersRead;
-    private final @Nullable TransactionTemplate transactions;
+    private final TransactionOperations transactions;
     private @Nullable ListableBeanFactory beanFactory;
 
     private IdempotentListenerAdvice(Builder b) {
@@ -155,7 +157,8 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
         this.fingerprint = List.copyOf(prints);
         this.fingerprinted = b.fingerprinted;
         this.headersRead = headersRead(expression);
-        this.transactions = b.transactionManager == null ? null : new TransactionTemplate(b.transactionManager);
+        this.transactions = b.transactionManager == null ? TransactionOperations.withoutTransaction()
+                : new TransactionTemplate(b.transactionManager);
         executor.prepare(operation);
     }
 
@@ -209,20 +212,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
             throw broker.reject(e);
         }
         try {
-            if (transactions == null) {
-                return run(tenant, k, print, invocation);
-            }
-            return transactions.execute(status -> {
-                try {
-                    return run(tenant, k, print, invocation);
-                } catch (RuntimeException | Error e) {
-                    throw e;
-                } catch (Throwable e) {
-                    throw new CheckedListenerException(e);
-                }
-            });
-        } catch (CheckedListenerException e) {
-            throw e.getCause();
+            return TransactionalCall.run(transactions, () -> run(tenant, k, print, invocation));
         } catch (IdempotencyInProgressException e) {
             throw broker.requeue(e);
         } catch (IdempotencyKeyReusedException e) {
@@ -328,15 +318,6 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
         @Override
         public String getMessage() {
             return reason;
-        }
-    }
-
-    /** A checked exception of the listener, carried out of the transaction callback unchanged. */
-    private static final class CheckedListenerException extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        CheckedListenerException(Throwable cause) {
-            super(cause);
         }
     }
 

@@ -7,7 +7,6 @@ import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.store.ForwardingStore;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
-import dev.idempotency.web.internal.RecordedResponse;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
