@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  *       caller's transaction; inside it the plain read travels with it; takeovers as {@link ReadFirst}.</li>
  * </ul>
  *
- * <p>Each way is stateless: the dialect and the table come with every call ({@link Rows}).
+ * <p>A way holds nothing of a store: the table's rows and statements in its dialect come with every call
+ * ({@link Rows}).
  */
 abstract class ClaimStrategy {
 
@@ -93,13 +94,21 @@ abstract class ClaimStrategy {
 
     // ---- the ways ---------------------------------------------------------------------------------------------------
 
-    /** Inserts the claim, then reads the row that holds the key after a conflict; takes over with a conditional update. */
+    /**
+     * Inserts the claim, then reads the row that holds the key after a conflict; takes over with a conditional
+     * update.
+     */
     private static class InsertThenRead extends ClaimStrategy {
 
         @Override
         ClaimResult claim(Rows rows, Connection con, ClaimRequest r, boolean inCallerTransaction) throws SQLException {
             return rows.dialect().withLockTimeout(con, inCallerTransaction, r.lockTimeout(), () ->
-                    insertOrRead(rows, con, r, inCallerTransaction, false));
+                    insertOrRead(rows, con, r, inCallerTransaction, readsFirst(inCallerTransaction)));
+        }
+
+        /** Whether a claim reads the key with a plain read before its insert ({@link ReadFirst}). */
+        boolean readsFirst(boolean inCallerTransaction) {
+            return false;
         }
 
         @Override
@@ -121,9 +130,8 @@ abstract class ClaimStrategy {
     private static class ReadFirst extends InsertThenRead {
 
         @Override
-        ClaimResult claim(Rows rows, Connection con, ClaimRequest r, boolean inCallerTransaction) throws SQLException {
-            return rows.dialect().withLockTimeout(con, inCallerTransaction, r.lockTimeout(), () ->
-                    insertOrRead(rows, con, r, inCallerTransaction, inCallerTransaction));
+        boolean readsFirst(boolean inCallerTransaction) {
+            return inCallerTransaction;
         }
 
         @Override
