@@ -80,6 +80,11 @@ final class H2Dialect extends JdbcDialect {
     }
 
     @Override
+    ClaimStrategy claimStrategy() {
+        return ClaimStrategy.INSERT_THEN_READ;
+    }
+
+    @Override
     boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException {
         try (PreparedStatement ps = con.prepareStatement(sql.insert())) {
             binder.bind(ps);

@@ -223,33 +223,10 @@ public abstract class JdbcDialect {
     abstract boolean insertClaim(Connection con, Statements sql, SqlBinder binder) throws SQLException;
 
     /**
-     * Whether {@link #claimAtOnce} claims a new key in one round trip (the lock wait bound, the insert, the read after
-     * a conflict and the restored setting travelling together). Then the store uses it for every {@code claim}.
+     * How this database claims a key ({@link ClaimStrategy}): the store calls it for every {@code claim} and
+     * {@code takeOver}, and for {@code markNeedsReviewIfStale}.
      */
-    boolean claimsAtOnce() {
-        return false;
-    }
-
-    /**
-     * Whether {@link #claimAtOnce} is a single statement, which commits on its own on an auto-committing connection:
-     * then the store needs no local transaction around a claim without the caller's.
-     */
-    boolean claimAtOnceIsOneStatement() {
-        return false;
-    }
-
-    /**
-     * One attempt at claiming {@code r}'s key in one round trip, with the lock wait bounded by its lock timeout and,
-     * in the caller's transaction, the caller's setting put back; it fails as {@link #withLockTimeout} does (a
-     * {@link LockTimeout} or {@link SerializationConflict} after undoing its own effects, the caller's transaction
-     * still usable unless the database aborted it).
-     *
-     * @param reader maps a row of {@link JdbcDialect#COLUMNS}
-     */
-    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql,
-            dev.idempotency.store.ClaimRequest r, RowReader reader) throws SQLException {
-        throw new UnsupportedOperationException(name() + " claims in several round trips");
-    }
+    abstract ClaimStrategy claimStrategy();
 
     /** Binds the claim's eight parameters (those of {@link Statements#insert()}) from {@code first} on. */
     final void bindClaim(java.sql.PreparedStatement ps, int first, dev.idempotency.store.ClaimRequest r)
@@ -267,47 +244,6 @@ public abstract class JdbcDialect {
     /** Binds an instant of the claim's {@link Statements#insert()}: as {@link #bindInstant} unless a dialect says. */
     void bindClaimInstant(java.sql.PreparedStatement ps, int index, Instant instant) throws SQLException {
         bindInstant(ps, index, instant);
-    }
-
-    /**
-     * Whether {@link #claimAtOnce}, in the caller's transaction on a database that {@link #locksRowsItMeets()},
-     * makes the plain read before the insert itself, in the same round trip: then the store does not read first.
-     */
-    boolean claimAtOnceReadsFirst() {
-        return false;
-    }
-
-    /**
-     * The outcome of one claim attempt: inserted, or the row that holds the key, or neither (deleted meanwhile).
-     *
-     * @param plainRead  whether the holder was shown by a plain read before any write ({@link #claimAtOnceReadsFirst}),
-     *                   so that no lock was taken on it
-     * @param holderRead whether {@code holder} says what holds the key; false when the insert met a row it did not
-     *                   return, which the store then reads as after any conflicting insert
-     *                   ({@link Statements#selectLatest()})
-     */
-    record ClaimAttempt(boolean inserted, dev.idempotency.store.@Nullable IdempotencyRecord holder,
-            boolean plainRead, boolean holderRead) {
-        static final ClaimAttempt INSERTED = new ClaimAttempt(true, null, false, true);
-
-        /** The insert met a row and did not return it. */
-        static final ClaimAttempt MET_UNREAD = new ClaimAttempt(false, null, false, false);
-
-        /** The row that holds the key, met by the insert. */
-        static ClaimAttempt met(dev.idempotency.store.@Nullable IdempotencyRecord holder) {
-            return new ClaimAttempt(false, holder, false, true);
-        }
-
-        /** The row that holds the key, shown by a plain read before any write. */
-        static ClaimAttempt plainRead(dev.idempotency.store.IdempotencyRecord holder) {
-            return new ClaimAttempt(false, holder, true, true);
-        }
-    }
-
-    /** Maps the current row of {@link JdbcDialect#COLUMNS}. */
-    @FunctionalInterface
-    interface RowReader {
-        dev.idempotency.store.IdempotencyRecord read(ResultSet rs) throws SQLException;
     }
 
     /** What a failure of a statement did to the transaction it ran in. */
@@ -345,17 +281,6 @@ public abstract class JdbcDialect {
      * (InnoDB with {@code innodb_rollback_on_timeout=ON}). The store asks once and remembers.
      */
     boolean rollsBackTransactionOnLockTimeout(Connection con) throws SQLException {
-        return false;
-    }
-
-    /**
-     * Whether a write that meets an existing row keeps a lock on it until the end of the transaction, even when it
-     * changes nothing (InnoDB: a duplicate's {@code ON DUPLICATE KEY UPDATE}, an {@code UPDATE} whose condition fails
-     * under REPEATABLE READ, a locking read). Then, inside the caller's transaction, the store reads the key with a
-     * plain read first, and writes only when it has to, so that a duplicate never holds a lock on a committed claim
-     * whose owner, running without a transaction, needs that row to record its outcome.
-     */
-    boolean locksRowsItMeets() {
         return false;
     }
 

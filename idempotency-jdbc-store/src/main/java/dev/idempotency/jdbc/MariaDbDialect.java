@@ -1,5 +1,7 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.jdbc.ClaimStrategy.ClaimAttempt;
+import dev.idempotency.jdbc.ClaimStrategy.RowReader;
 import dev.idempotency.store.ClaimRequest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -25,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  * session's first use. Hence MariaDB's own script, {@code schema-mariadb.sql} ({@code migrate-mariadb-claim-token.sql}
  * adds the column to a table made by {@code schema-mysql.sql}).
  *
- * <p>In the caller's transaction, the plain read that MySQL makes before its claim ({@link #locksRowsItMeets()})
+ * <p>In the caller's transaction, the plain read that MySQL makes before its claim ({@link ClaimStrategy})
  * travels with the claim, in one compound statement: see {@link #readThenClaim(Statements, long)}; or, when the table
  * has its claim procedure ({@link ClaimProcedure}), in a {@code CALL} of the same statements.
  *
@@ -137,24 +139,17 @@ final class MariaDbDialect extends MySqlDialect {
         }
     }
 
-    @Override
-    boolean claimsAtOnce() {
-        return true;
-    }
+    /** A claim of a new key is {@link #claimAtOnce}, one statement; takeovers are MySQL's, reading first. */
+    private final ClaimStrategy claims = ClaimStrategy.oneStatement(this::claimAtOnce);
 
     @Override
-    boolean claimAtOnceIsOneStatement() {
-        return true;
+    ClaimStrategy claimStrategy() {
+        return claims;
     }
 
     private static String prefix(long seconds) {
         // a number of our own making, never user input; a literal because SET STATEMENT takes no parameter
         return "SET STATEMENT innodb_lock_wait_timeout = " + seconds + " FOR ";
-    }
-
-    @Override
-    boolean claimAtOnceReadsFirst() {
-        return true;
     }
 
     /**
@@ -217,8 +212,7 @@ final class MariaDbDialect extends MySqlDialect {
         return sql.strip().replaceAll("\\s+", " ").replace(", ", ",").replace(" = ", "=").replace("; ", ";");
     }
 
-    @Override
-    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql, ClaimRequest r,
+    private ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql, ClaimRequest r,
             RowReader reader) throws SQLException {
         long seconds = atLeastOneSecond(r.lockTimeout());
         try {

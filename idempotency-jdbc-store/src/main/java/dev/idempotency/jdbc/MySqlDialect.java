@@ -26,9 +26,9 @@ import org.jspecify.annotations.Nullable;
  * even under REPEATABLE READ, whose plain reads would keep showing the snapshot (where the row may not exist yet).
  *
  * <p>InnoDB keeps the lock of every row a write meets until the transaction ends, even a write that changes nothing
- * ({@link #locksRowsItMeets()}). So in the caller's transaction the store reads the key with a plain read before it
- * writes, and answers a row it sees without writing: a duplicate waiting for an owner that runs without a transaction
- * never holds the lock the owner needs to record its outcome. An insert that still meets a committed in-flight row
+ * ({@link #claimStrategy()}: read first). So in the caller's transaction the store reads the key with a plain read
+ * before it writes, and answers a row it sees without writing: a duplicate waiting for an owner that runs without a
+ * transaction never holds the lock the owner needs to record its outcome. An insert that still meets a committed in-flight row
  * (committed after that read) gives up at once rather than wait holding its lock.
  *
  * <p>The wait is {@code innodb_lock_wait_timeout}, in whole seconds (at least one), set for the session around the
@@ -185,9 +185,10 @@ class MySqlDialect extends JdbcDialect {
         }
     }
 
+    /** InnoDB keeps the lock of every row a write meets until the transaction ends: a plain read first. */
     @Override
-    boolean locksRowsItMeets() {
-        return true;
+    ClaimStrategy claimStrategy() {
+        return ClaimStrategy.READ_FIRST;
     }
 
     @Override

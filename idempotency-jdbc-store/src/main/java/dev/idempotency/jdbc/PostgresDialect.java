@@ -1,5 +1,7 @@
 package dev.idempotency.jdbc;
 
+import dev.idempotency.jdbc.ClaimStrategy.ClaimAttempt;
+import dev.idempotency.jdbc.ClaimStrategy.RowReader;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -291,13 +293,15 @@ final class PostgresDialect extends JdbcDialect {
         return t == null ? null : t.toInstant();
     }
 
-    @Override
-    boolean claimsAtOnce() {
-        return true;
-    }
+    /** A claim of a new key is {@link #claimAtOnce}, one round trip. */
+    private final ClaimStrategy claims = ClaimStrategy.oneRoundTrip(this::claimAtOnce);
 
     @Override
-    ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql,
+    ClaimStrategy claimStrategy() {
+        return claims;
+    }
+
+    private ClaimAttempt claimAtOnce(Connection con, boolean inCallerTransaction, Statements sql,
             dev.idempotency.store.ClaimRequest r, RowReader reader) throws SQLException {
         int results = inCallerTransaction ? AT_ONCE_RESULTS : AT_ONCE_LOCAL_RESULTS;
         int read = inCallerTransaction ? AT_ONCE_READ : AT_ONCE_LOCAL_READ;

@@ -47,7 +47,7 @@ import java.util.function.UnaryOperator;
  *                           database's clock
  * @param claimAtOnce        the whole claim of a new key in the caller's transaction as one round trip, lock wait
  *                           bound and read after a conflict included, when the dialect has one
- *                           ({@link JdbcDialect#claimsAtOnce()}); else empty
+ *                           ({@link ClaimStrategy}: PostgreSQL's, MariaDB's); else empty
  * @param claimAtOnceLocal   the same in the store's own short transaction; else empty
  * @param backlog            per operation and status, the count, earliest created_at and earliest lease_until of
  *                           the NEEDS_REVIEW records and of the IN_FLIGHT ones whose lease ended by the instant bound
