@@ -216,7 +216,8 @@ public final class McpIdempotentTools {
             if (confirm != null) {
                 meta.put(McpMeta.CONFIRMATION, confirm);
                 retry.put("onConfirmationRequired", !legacy ? "input_required: the user answers, the client"
-                        + " re-sends the request" : confirm.contains("token") ? "ask_user_then_same_call_with_token"
+                        + " re-sends the request" : confirm.contains("token")
+                        ? "ask_user_then_approver_then_same_call_with_token"
                         : "stop_ask_user");
             }
         }
@@ -298,14 +299,22 @@ public final class McpIdempotentTools {
             if (McpCall.declined()) {
                 return new Outcome(ToolResults.declined(e), null, shown);
             }
+            if (McpCall.awaitingApproval() != null && token != null) {
+                // the token is good, and no approver said yes yet: the same token, once they have
+                return new Outcome(ToolResults.approvalPending(e, token, McpCall.awaitingApproval()), null, shown);
+            }
             if (confirmations == null || e.key() == null || (modern != null ? !modern.canAsk()
                     : !confirmations.usesTokens())) {
                 return new Outcome(ToolResults.confirmationRequired(e, null, null), null, shown);
             }
             McpConfirmations.Minted minted = confirmations.mint(who,
                     e.operation() != null ? e.operation() : tool.operation(), e.key(), digest);
-            return modern != null ? new Outcome(null, minted, shown)
-                    : new Outcome(ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt()), null, shown);
+            if (modern != null) {
+                return new Outcome(null, minted, shown);
+            }
+            confirmations.pend(McpCall.current(), e.operation() != null ? e.operation() : tool.operation(), e.key(),
+                    minted);
+            return new Outcome(ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt()), null, shown);
         } catch (IdempotencyException e) {
             return new Outcome(McpCall.scoped() ? ToolResults.of(e, tool.lockTimeout())
                     : ToolResults.unscoped(tool.operation(), key), null, shown);

@@ -200,9 +200,8 @@ public final class RefundServer {
         if (configured == null) {
             new SecureRandom().nextBytes(secret);  // tokens then hold for this process only
         }
-        // 2025-11-25 clients without elicitation get a token to send back (the story's agent does); on 2026-07-28 the
-        // user answers input_required and no token reaches the model
-        McpConfirmations confirmations = McpConfirmations.builder(secret, store).tokens(true).build();
+        // the user answers the question: by elicitation on 2025-11-25, by input_required on 2026-07-28; no token
+        McpConfirmations confirmations = McpConfirmations.builder(secret, store).build();
         IdempotentExecutor executor = IdempotentExecutor.builder(store)
                 .scope(McpIdempotentTools.principalScope())
                 .transactions(SpringTransactionBridge.INSTANCE)

@@ -24,7 +24,8 @@ class RefundAgentTest {
                 .contains("hold_funds A-1002: tool_failed (retry: same_call), the ledger refused the commit")
                 .contains("hold_funds A-1002 retry: {holdId=H-3, orderId=A-1002, cents=12000}")
                 .contains("holds released by compensation: 1")
-                .contains("refund: confirmation_required -> the user says yes")
+                .contains("refund: elicitation (Confirm refund with idempotency key 'turn:turn-2:refund': "
+                        + "{\"orderId\":\"A-1001\",\"cents\":4999}. This cannot be undone.) -> the user says yes")
                 .contains("client-side timeout")
                 .contains("refund retry 1: {refundId=R-A-1001-1")
                 .contains("refund retry 2: {refundId=R-A-1001-1")
