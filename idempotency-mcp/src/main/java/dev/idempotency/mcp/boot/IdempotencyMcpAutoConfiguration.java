@@ -19,6 +19,7 @@ import io.modelcontextprotocol.server.transport.ServerTransportSecurityValidator
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
+import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.Map;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -132,8 +133,20 @@ public class IdempotencyMcpAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(IdempotentExecutor.class)
     McpIdempotentTools idempotencyMcpTools(IdempotentExecutor executor, ListableBeanFactory beans,
-            ObjectProvider<McpConfirmations> confirmations, ObjectProvider<JsonMapper> mapper) {
+            ObjectProvider<McpConfirmations> confirmations, ObjectProvider<JsonMapper> mapper,
+            IdempotencyMcpProperties properties) {
         McpIdempotentTools.Builder builder = McpIdempotentTools.builder(executor);
+        String secret = properties.getRequestStateSecret();
+        if (secret != null) {
+            byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
+            if (bytes.length < McpIdempotentTools.REQUEST_STATE_SECRET_BYTES) {
+                // the value is a secret: its length only
+                throw new IllegalArgumentException("idempotency.mcp.request-state-secret must be at least "
+                        + McpIdempotentTools.REQUEST_STATE_SECRET_BYTES + " bytes (UTF-8), but has " + bytes.length
+                        + "; set the same secret on every node");
+            }
+            builder.requestStateSecret(bytes);
+        }
         confirmations.ifUnique(builder::confirmations);
         mapper.ifUnique(builder::jsonMapper);
         beans.getBeansWithAnnotation(McpTool.class).values().forEach(builder::bean);

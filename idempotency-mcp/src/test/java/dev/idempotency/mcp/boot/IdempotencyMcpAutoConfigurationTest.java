@@ -132,6 +132,7 @@ class IdempotencyMcpAutoConfigurationTest {
     static void start() {
         context = new SpringApplicationBuilder(App.class).web(WebApplicationType.SERVLET).run(
                 "--server.port=0", "--spring.main.banner-mode=off", "--idempotency.mcp.enabled=true",
+                "--idempotency.mcp.request-state-secret=the request state of every node, 32+ bytes",
                 "--spring.datasource.url=jdbc:h2:mem:mcp-boot-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
         url = "http://localhost:" + ((WebServerApplicationContext) context).getWebServer().getPort();
     }
