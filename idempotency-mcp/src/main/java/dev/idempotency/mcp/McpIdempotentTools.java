@@ -43,7 +43,8 @@ import tools.jackson.databind.json.JsonMapper;
  *     .build();
  * McpIdempotentTools tools = McpIdempotentTools.builder(executor)
  *     .confirmations(confirmations).tool(lookupOrder).tool(refund).build();
- * McpServer.sync(new StdioServerTransportProvider(jsonMapper)).tools(tools.specifications()).build();
+ * McpServer.sync(McpStdioGuard.transport(jsonMapper, System.in, System.out))
+ *     .tools(tools.specifications()).build();
  * }</pre>
  *
  * <p><b>The tier is told to the client</b> as tool annotations ({@code READ_ONLY}: {@code readOnlyHint};

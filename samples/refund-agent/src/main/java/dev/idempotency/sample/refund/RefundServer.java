@@ -9,13 +9,13 @@ import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.mcp.IdempotentTool;
 import dev.idempotency.mcp.McpConfirmations;
 import dev.idempotency.mcp.McpIdempotentTools;
+import dev.idempotency.mcp.McpStdioGuard;
 import dev.idempotency.spring.SpringTransactionBridge;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.modern.server.transport.StdioMcpTransport;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -179,7 +179,8 @@ public final class RefundServer {
 
     static McpSyncServer start(String postgresUrl, Gateway gateway, InputStream in) throws SQLException {
         McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
-        return McpServer.sync(new StdioServerTransportProvider(json, in, System.out))
+        // the SDK's stdio transport, with requests before initialize answered instead of left waiting
+        return McpServer.sync(McpStdioGuard.transport(json, in, System.out))
                 .jsonMapper(json)
                 .serverInfo("refund-server", "0.1.0")
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
