@@ -23,7 +23,8 @@ import tools.jackson.databind.json.JsonMapper;
  * (Invalid Request), naming the method and the missing {@code initialize}; a {@code ping} gets its empty result, as the
  * revision allows pings before the handshake. A request that claims a 2026-07-28 protocol version in its {@code _meta}
  * gets the same error, which tells a client that speaks both revisions to fall back to {@code initialize} (any error
- * but {@code UnsupportedProtocolVersionError} does). From {@code initialize} on, every byte passes through untouched.
+ * but {@code UnsupportedProtocolVersionError} does); its {@code server/discover} probe passes to the SDK, which
+ * answers Method not found at once. From {@code initialize} on, every byte passes through untouched.
  *
  * <pre>{@code
  * McpServer.sync(McpStdioGuard.transport(jsonMapper, System.in, System.out))
@@ -39,6 +40,8 @@ public final class McpStdioGuard {
     /** Longer lines are not inspected (they pass to the SDK, which applies its own limit). */
     private static final int MAX_INSPECTED = 1 << 20;
     private static final JsonMapper JSON = JsonMapper.builder().build();
+    /** The probe of a client that speaks both revisions. */
+    private static final String DISCOVER = "server/discover";
 
     private McpStdioGuard() {
     }
@@ -144,6 +147,9 @@ public final class McpStdioGuard {
             if ("initialize".equals(method)) {
                 initialized = true;
                 return true;
+            }
+            if (DISCOVER.equals(method)) {
+                return true;  // the SDK answers it at once: Method not found, a 2026-07-28 client's cue to initialize
             }
             Map<String, Object> answer = new LinkedHashMap<>();
             answer.put("jsonrpc", "2.0");

@@ -101,6 +101,10 @@ class McpStdioGuardTest {
         send("""
                 {"jsonrpc":"2.0","id":4,"method":"ping"}""");
         JsonNode ping = answer();
+        send("""
+                {"jsonrpc":"2.0","id":5,"method":"server/discover","params":{"_meta":\
+                {"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}""");
+        JsonNode discover = answer();
 
         assertThat(listed.get("id").asInt()).isEqualTo(1);
         assertThat(listed.get("error").get("code").asInt()).isEqualTo(McpStdioGuard.NOT_INITIALIZED);
@@ -113,6 +117,8 @@ class McpStdioGuardTest {
         assertThat(modern.get("error").get("message").asString()).contains("protocol version 2026-07-28");
         assertThat(ping.get("id").asInt()).isEqualTo(4);
         assertThat(ping.get("result").isObject()).isTrue();
+        assertThat(discover.get("id").asInt()).isEqualTo(5);
+        assertThat(discover.get("error").get("code").asInt()).as("the SDK's Method not found").isEqualTo(-32601);
         assertThat(tools.holds).hasValue(0);
 
         // the handshake, then the SDK serves as always
