@@ -199,7 +199,7 @@ public final class RefundServer {
         String configured = System.getenv("REFUND_AGENT_SECRET");
         byte[] secret = configured != null ? configured.getBytes(StandardCharsets.UTF_8) : new byte[32];
         if (configured == null) {
-            new SecureRandom().nextBytes(secret);  // tokens then hold for this process only
+            new SecureRandom().nextBytes(secret);  // request state then opens in this process only
         }
         // the user answers the question: by elicitation on 2025-11-25, by input_required on 2026-07-28; no token
         McpConfirmations confirmations = McpConfirmations.builder(secret, store).build();
