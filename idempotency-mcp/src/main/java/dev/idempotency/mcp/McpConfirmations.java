@@ -303,7 +303,7 @@ public final class McpConfirmations implements ConfirmationGate {
         if (found == null || found.result() == null) {
             return Optional.empty();
         }
-        Waiting waiting = JSON.readValue(found.result(), Waiting.class);
+        Waiting waiting = waiting(found.result());
         return waiting.pending().expiresAt().isAfter(clock.instant()) ? Optional.of(waiting.pending())
                 : Optional.empty();
     }
@@ -340,8 +340,7 @@ public final class McpConfirmations implements ConfirmationGate {
                     + by.actor() + "' is the MCP principal that made the call; another person must approve it");
         }
         IdempotencyRecord found = liveRecord(pendingId(principal, operation, key));
-        Waiting waiting = found == null || found.result() == null ? null
-                : JSON.readValue(found.result(), Waiting.class);
+        Waiting waiting = found == null || found.result() == null ? null : waiting(found.result());
         if (waiting == null || !waiting.pending().argumentDigest().equals(argumentDigest)
                 || !waiting.pending().expiresAt().isAfter(clock.instant())) {
             throw new IllegalStateException("approve(" + operation + ", '" + key + "'): no call of principal '"
@@ -429,6 +428,15 @@ public final class McpConfirmations implements ConfirmationGate {
         System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not recorded: "
                 + MAX_ANSWERS + " elicitation answers are kept per call, and " + answer.tool() + " key '"
                 + answer.key() + "' has them all");
+    }
+
+    private static Waiting waiting(byte[] data) {
+        try {
+            return JSON.readValue(data, Waiting.class);
+        } catch (JacksonException e) {
+            throw new IllegalStateException("a call waiting for an approver in the store cannot be read: "
+                    + e.getOriginalMessage(), e);
+        }
     }
 
     private static Answer decode(byte[] data) {

@@ -53,7 +53,9 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>the same tools for 2026-07-28 clients on the same path ({@link McpHttpEras}: a request with an
  * {@code Mcp-Method} header goes to the SDK's stateless {@code HttpServletMcpTransport}), with the same principal,
  * Origin and Host checks, and confirmation by {@code input_required}
- * ({@link McpIdempotentTools#modernServer}).</li>
+ * ({@link McpIdempotentTools#modernServer}), its request state sealed under
+ * {@code idempotency.mcp.request-state-secret} when set (the same on every node; at least 32 bytes, else the start
+ * stops naming the property).</li>
  * </ul>
  */
 @AutoConfiguration(afterName = {
