@@ -26,6 +26,8 @@ record McpCall(String principal, String tool, String key, String argumentDigest,
     private static final ThreadLocal<McpCall> CURRENT = new ThreadLocal<>();
     /** Set by the gate when the user declined through elicitation: the adapter must not offer a token then. */
     private static final ThreadLocal<Boolean> DECLINED = new ThreadLocal<>();
+    /** Set by the gate when a valid token came without an approver's approval: the token's expiry. */
+    private static final ThreadLocal<java.time.Instant> AWAITING = new ThreadLocal<>();
     /** Set by {@link McpIdempotentTools#principalScope()} when the executor asks it for this call's scope. */
     private static final ThreadLocal<Boolean> SCOPED = new ThreadLocal<>();
 
@@ -36,12 +38,14 @@ record McpCall(String principal, String tool, String key, String argumentDigest,
     static void enter(McpCall call) {
         CURRENT.set(call);
         DECLINED.remove();
+        AWAITING.remove();
         SCOPED.remove();
     }
 
     static void exit() {
         CURRENT.remove();
         DECLINED.remove();
+        AWAITING.remove();
         SCOPED.remove();
     }
 
@@ -79,5 +83,16 @@ record McpCall(String principal, String tool, String key, String argumentDigest,
 
     static boolean declined() {
         return DECLINED.get() != null;
+    }
+
+    static void markAwaitingApproval(java.time.@Nullable Instant tokenExpiresAt) {
+        if (tokenExpiresAt != null) {
+            AWAITING.set(tokenExpiresAt);
+        }
+    }
+
+    /** The expiry of the valid token that came without an approval, or null. */
+    static java.time.@Nullable Instant awaitingApproval() {
+        return AWAITING.get();
     }
 }

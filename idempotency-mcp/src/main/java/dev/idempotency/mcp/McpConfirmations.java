@@ -2,6 +2,7 @@ package dev.idempotency.mcp;
 
 import dev.idempotency.ConfirmationGate;
 import dev.idempotency.ConfirmationRequiredException;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.Tier;
 import dev.idempotency.TransactionBridge;
 import dev.idempotency.store.ClaimRequest;
@@ -49,8 +50,10 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code confirmation_required} and a <b>confirmation token</b>: bound to the
  * principal, the operation, the key, the digest of the arguments and an expiry, protected by an HMAC-SHA256 under the
  * server's secret, and consumed at most once through the store (a claim of its own, under the operation
- * {@value #CONSUMED_OPERATION}). The same call sent again with the token runs; a forged, expired, replayed token, or
- * one made for another principal, key or arguments, gets {@code confirmation_required} again with a fresh token.
+ * {@value #CONSUMED_OPERATION}). The token names the call and does not confirm it: the same call sent again with the
+ * token runs only once an approver (a person other than the caller) approved it through the application
+ * ({@link #approve}); before, it gets {@code approval_pending}. A forged, expired, replayed token, or one made for
+ * another principal, key or arguments, gets {@code confirmation_required} again with a fresh token.
  * Without tokens (the default), such a client gets {@code confirmation_required} without one, and nothing runs.</li>
  * <li>On 2026-07-28 the question is an {@code input_required} result, the token its request state.</li>
  * </ul>
@@ -61,6 +64,12 @@ public final class McpConfirmations implements ConfirmationGate {
 
     /** The operation under which consumed tokens are claimed in the store. */
     public static final String CONSUMED_OPERATION = "dev.idempotency/mcp-confirmation";
+    /** The operation under which token calls waiting for an approver are recorded in the store. */
+    public static final String PENDING_OPERATION = "dev.idempotency/mcp-approval-pending";
+    /** The operation under which an approver's approvals, not yet used by their call, are kept in the store. */
+    public static final String APPROVAL_OPERATION = "dev.idempotency/mcp-approval";
+    /** The {@link Answer#action()} of an approver's approval. */
+    public static final String APPROVE = "approve";
     /** The operation under which elicitation answers are recorded in the store. */
     public static final String ANSWER_OPERATION = "dev.idempotency/mcp-elicitation";
     /** At most this many answers are kept per principal, operation and key (each declined one ends a call). */
@@ -130,8 +139,21 @@ public final class McpConfirmations implements ConfirmationGate {
             checkAnswered(mcp.answered(), token, mcp, call);
             return;
         }
-        if (tokens && token != null && verify(token, mcp, call) && consume(token)) {
-            return;
+        Instant tokenExpiresAt = tokens && token != null && !used(token) ? verify(token, mcp, call) : null;
+        if (tokenExpiresAt != null) {
+            // the token names the call; the yes is an approver's, given through the application (approve)
+            IdempotencyRecord approval = liveRecord(approvalId(mcp.principal(), call.operation(), call.key(),
+                    mcp.argumentDigest()));
+            if (approval == null) {
+                McpCall.markAwaitingApproval(tokenExpiresAt);
+                throw new ConfirmationRequiredException(call.operation(), call.key(), mcp.tool()
+                        + " with idempotency key '" + call.key() + "' waits for an approver: nothing ran");
+            }
+            if (consume(token) && store.resolve(approval, null, approval.expiresAt())) {
+                store.find(pendingId(mcp.principal(), call.operation(), call.key()))
+                        .ifPresent(pending -> store.resolve(pending, null, pending.expiresAt()));
+                return;
+            }
         }
         McpSyncServerExchange exchange = mcp.exchange();
         if (token == null && elicitation && exchange != null && exchange.getClientCapabilities() != null
@@ -155,7 +177,7 @@ public final class McpConfirmations implements ConfirmationGate {
      * with {@code input_required} and a fresh state), or ends declined.
      */
     private void checkAnswered(McpCall.Answered answered, @Nullable String token, McpCall mcp, Call call) {
-        if (answered.action() == null || token == null || !verify(token, mcp, call) || !consume(token)) {
+        if (answered.action() == null || token == null || verify(token, mcp, call) == null || !consume(token)) {
             throw new ConfirmationRequiredException(call.operation(), call.key(), mcp.tool()
                     + " with idempotency key '" + call.key() + "' is irreversible and runs only once the user"
                     + " confirmed it");
@@ -248,6 +270,146 @@ public final class McpConfirmations implements ConfirmationGate {
         return List.copyOf(answers);
     }
 
+    /**
+     * A call of an irreversible tool that got a confirmation token ({@link Builder#tokens(boolean) tokens(true)}, a
+     * 2025-11-25 client without elicitation) and waits for an approver: what {@link #approve} approves.
+     *
+     * @param principal      the call's principal ({@code ""} on stdio)
+     * @param tool           the tool's name
+     * @param operation      the operation the call's key belongs to
+     * @param key            the call's idempotency key
+     * @param argumentDigest the digest of the call's decoded arguments: pass it to {@link #approve}, so that what is
+     *                       approved is what the approver was shown
+     * @param shown          the question: the tool, the key and the decoded arguments
+     * @param requestedAt    when the call asked, on the gate's clock
+     * @param expiresAt      when its token expires: an approval after that is refused
+     */
+    public record Pending(String principal, String tool, String operation, String key, String argumentDigest,
+            String shown, Instant requestedAt, Instant expiresAt) {
+    }
+
+    /** A pending call as the store keeps it: with how long its answers are kept (the tool's ttl). */
+    record Waiting(Pending pending, Duration retention) {
+    }
+
+    /**
+     * The call waiting for an approver under this principal, operation and key: the last one that got a token, if its
+     * token has not expired and it has not run.
+     *
+     * @throws dev.idempotency.IdempotencyStoreException if the store fails
+     */
+    public Optional<Pending> pending(String principal, String operation, String key) {
+        IdempotencyRecord found = liveRecord(pendingId(principal, operation, key));
+        if (found == null || found.result() == null) {
+            return Optional.empty();
+        }
+        Waiting waiting = waiting(found.result());
+        return waiting.pending().expiresAt().isAfter(clock.instant()) ? Optional.of(waiting.pending())
+                : Optional.empty();
+    }
+
+    /**
+     * An approver's yes to a call waiting with a confirmation token: the call's token, sent again with the same call,
+     * then runs it, once. This is the only thing that makes a token confirm: the token says which call, the approval
+     * that a person agreed, through the application (a console, an admin endpoint), not through the MCP client whose
+     * model read the token. The approval is recorded with the call's {@link #answers} (action {@value #APPROVE}, the
+     * approver and reason in its content, what was shown) and kept as long as the tool's outcome; it is valid until
+     * the call's token expires, and used by one run.
+     *
+     * @param principal      the principal of the call ({@link Pending#principal()})
+     * @param operation      its operation
+     * @param key            its idempotency key
+     * @param argumentDigest the digest of the arguments the approver was shown ({@link Pending#argumentDigest()})
+     * @param by             who approves, and why: an authenticated person, never the MCP principal that made the call
+     * @return the recorded answer (the earlier one when this call was approved already)
+     * @throws IllegalArgumentException if {@code by} is the call's own principal (a model must not confirm its own
+     *                                  call)
+     * @throws IllegalStateException    if the gate gives no tokens, or no such call waits (it ran, its token expired,
+     *                                  or it was sent again with other arguments)
+     */
+    public Answer approve(String principal, String operation, String key, String argumentDigest, ResolvedBy by) {
+        Objects.requireNonNull(principal, "principal");
+        Objects.requireNonNull(argumentDigest, "argumentDigest");
+        Objects.requireNonNull(by, "by");
+        if (!tokens) {
+            throw new IllegalStateException("approve(" + operation + ", '" + key + "'): this gate gives no"
+                    + " confirmation tokens (McpConfirmations.Builder.tokens(true)), so no call waits for an approver");
+        }
+        if (by.actor().equals(principal)) {
+            throw new IllegalArgumentException("approve(" + operation + ", '" + key + "'): the approver '"
+                    + by.actor() + "' is the MCP principal that made the call; another person must approve it");
+        }
+        IdempotencyRecord found = liveRecord(pendingId(principal, operation, key));
+        Waiting waiting = found == null || found.result() == null ? null : waiting(found.result());
+        if (waiting == null || !waiting.pending().argumentDigest().equals(argumentDigest)
+                || !waiting.pending().expiresAt().isAfter(clock.instant())) {
+            throw new IllegalStateException("approve(" + operation + ", '" + key + "'): no call of principal '"
+                    + principal + "' with these arguments (digest " + argumentDigest + ") waits for an approver: it"
+                    + " ran, its token expired, or it was sent again with other arguments");
+        }
+        Pending pending = waiting.pending();
+        byte[] id = approvalId(principal, operation, key, argumentDigest);
+        IdempotencyRecord earlier = liveRecord(id);
+        if (earlier != null && earlier.result() != null) {
+            return decode(earlier.result());
+        }
+        Map<String, Object> content = new LinkedHashMap<>();
+        content.put("approvedBy", by.actor());
+        content.put("reason", by.reason());
+        Answer answer = new Answer(APPROVE, true, principal, pending.tool(), operation, key, argumentDigest,
+                clock.instant().truncatedTo(ChronoUnit.MILLIS), content, pending.shown());
+        put(id, APPROVAL_OPERATION, JSON.writeValueAsBytes(answer), pending.expiresAt());
+        record(answer, waiting.retention());
+        return answer;
+    }
+
+    /** Records the call that just got {@code token}, so that an approver finds it ({@link #pending}). */
+    void pend(McpCall mcp, String operation, String key, Minted token) {
+        Pending pending = new Pending(mcp.principal(), mcp.tool(), operation, key, mcp.argumentDigest(),
+                mcp.shown(), clock.instant().truncatedTo(ChronoUnit.MILLIS), token.expiresAt());
+        put(pendingId(mcp.principal(), operation, key), PENDING_OPERATION,
+                JSON.writeValueAsBytes(new Waiting(pending, mcp.ttl())), token.expiresAt());
+    }
+
+    /** Writes {@code data} under {@code id} until {@code until}, replacing what was there. */
+    private void put(byte[] id, String operation, byte[] data, Instant until) {
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+            ClaimResult claimed = store.claim(new ClaimRequest(id, operation, HexFormat.of().formatHex(id, 0, 8), id,
+                    Tier.REVERSIBLE, now, until, until, Duration.ofSeconds(1)));
+            if (claimed.isAcquired()) {
+                if (store.complete(id, until, data, until)) {
+                    return;
+                }
+                continue;
+            }
+            Optional<IdempotencyRecord> found = store.find(id);
+            if (found.isPresent() && found.get().status() == IdempotencyRecord.Status.COMPLETED
+                    && store.resolve(found.get(), data, until)) {
+                return;
+            }
+        }
+        throw new IllegalStateException("the store did not keep " + operation + " record "
+                + HexFormat.of().formatHex(id, 0, 8) + " after 5 attempts (written concurrently)");
+    }
+
+    /** The completed, unexpired record under {@code id}, or null. */
+    private @Nullable IdempotencyRecord liveRecord(byte[] id) {
+        Optional<IdempotencyRecord> found = store.find(id);
+        return found.isPresent() && found.get().status() == IdempotencyRecord.Status.COMPLETED
+                && !found.get().isExpired(clock.instant()) ? found.get() : null;
+    }
+
+    private static byte[] pendingId(String principal, String operation, String key) {
+        return Canonical.sha256(("pending|" + principal.length() + ":" + principal + "|" + operation.length() + ":"
+                + operation + "|" + key.length() + ":" + key).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static byte[] approvalId(String principal, String operation, String key, String argumentDigest) {
+        return Canonical.sha256(("approval|" + binding(principal, operation, key, argumentDigest))
+                .getBytes(StandardCharsets.UTF_8));
+    }
+
     /** Claims the first free answer slot of the call, and completes it with the answer. */
     private void record(Answer answer, Duration retention) {
         byte[] data = JSON.writeValueAsBytes(answer);
@@ -266,6 +428,15 @@ public final class McpConfirmations implements ConfirmationGate {
         System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not recorded: "
                 + MAX_ANSWERS + " elicitation answers are kept per call, and " + answer.tool() + " key '"
                 + answer.key() + "' has them all");
+    }
+
+    private static Waiting waiting(byte[] data) {
+        try {
+            return JSON.readValue(data, Waiting.class);
+        } catch (JacksonException e) {
+            throw new IllegalStateException("a call waiting for an approver in the store cannot be read: "
+                    + e.getOriginalMessage(), e);
+        }
     }
 
     private static Answer decode(byte[] data) {
@@ -307,10 +478,11 @@ public final class McpConfirmations implements ConfirmationGate {
     record Minted(String token, Instant expiresAt) {
     }
 
-    private boolean verify(String token, McpCall mcp, Call call) {
+    /** The token's expiry when it is valid for this call (signed, unexpired, bound to it), else null. */
+    private @Nullable Instant verify(String token, McpCall mcp, Call call) {
         int dot = token.indexOf('.');
         if (dot <= 0 || dot != token.lastIndexOf('.')) {
-            return false;
+            return null;
         }
         String body = token.substring(0, dot);
         byte[] sent;
@@ -319,27 +491,33 @@ public final class McpConfirmations implements ConfirmationGate {
             sent = B64D.decode(token.substring(dot + 1));
             payload = new String(B64D.decode(body), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
-            return false;
+            return null;
         }
         if (!MessageDigest.isEqual(sent, mac(body))) {
-            return false;
+            return null;
         }
         String[] parts = payload.split("\\|", -1);
         if (parts.length != 4 || !"v1".equals(parts[0])) {
-            return false;
+            return null;
         }
         long expires;
         try {
             expires = Long.parseLong(parts[2]);
         } catch (NumberFormatException e) {
-            return false;
+            return null;
         }
-        if (!clock.instant().isBefore(Instant.ofEpochSecond(expires))) {
-            return false;
+        Instant expiresAt = Instant.ofEpochSecond(expires);
+        if (!clock.instant().isBefore(expiresAt)) {
+            return null;
         }
         return MessageDigest.isEqual(parts[3].getBytes(StandardCharsets.UTF_8),
                 binding(mcp.principal(), call.operation(), call.key(), mcp.argumentDigest())
-                        .getBytes(StandardCharsets.UTF_8));
+                        .getBytes(StandardCharsets.UTF_8)) ? expiresAt : null;
+    }
+
+    /** Whether the token was consumed already (by a run, or by an answer to {@code input_required}). */
+    private boolean used(String token) {
+        return store.find(Canonical.sha256(token.getBytes(StandardCharsets.UTF_8))).isPresent();
     }
 
     /** Claims the token's nonce in the store: true for the first caller only, on every node. */
@@ -418,8 +596,9 @@ public final class McpConfirmations implements ConfirmationGate {
          * Whether a 2025-11-25 client without elicitation gets a confirmation token to send back with the call (off
          * unless set). Off, nothing but the user's answer to an elicitation (or, on 2026-07-28, to
          * {@code input_required}) confirms a call, and such a client gets {@code confirmation_required} without a
-         * token. On, whoever holds the token confirms: the token is in the result, so a model (or a script) that
-         * reads it can send it back, and nothing proves that a human agreed.
+         * token. On, such a client gets a token that names the call, and the call runs when it comes back after an
+         * approver approved the call through {@link McpConfirmations#approve} (never the caller's own principal): the
+         * token alone, which a model or a script may read and send back, runs nothing.
          */
         public Builder tokens(boolean tokens) {
             this.tokens = tokens;

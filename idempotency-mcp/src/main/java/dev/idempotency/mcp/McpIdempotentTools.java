@@ -43,7 +43,8 @@ import tools.jackson.databind.json.JsonMapper;
  *     .build();
  * McpIdempotentTools tools = McpIdempotentTools.builder(executor)
  *     .confirmations(confirmations).tool(lookupOrder).tool(refund).build();
- * McpServer.sync(new StdioServerTransportProvider(jsonMapper)).tools(tools.specifications()).build();
+ * McpServer.sync(McpStdioGuard.transport(jsonMapper, System.in, System.out))
+ *     .tools(tools.specifications()).build();
  * }</pre>
  *
  * <p><b>The tier is told to the client</b> as tool annotations ({@code READ_ONLY}: {@code readOnlyHint};
@@ -64,11 +65,15 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class McpIdempotentTools {
 
+    /** The shortest request-state secret accepted, in bytes. */
+    public static final int REQUEST_STATE_SECRET_BYTES = 32;
+
     private final IdempotentExecutor executor;
     private final JsonMapper mapper;
     private final Function<McpTransportContext, String> principal;
     private final @Nullable McpConfirmations confirmations;
     private final Transaction transaction;
+    private final byte @Nullable [] requestStateSecret;
     private final List<SyncToolSpecification> specifications;
     private final ModernTools modern;
 
@@ -80,6 +85,7 @@ public final class McpIdempotentTools {
         this.principal = b.principal;
         this.confirmations = b.confirmations;
         this.transaction = b.transaction;
+        this.requestStateSecret = b.requestStateSecret;
         List<SyncToolSpecification> specs = new ArrayList<>();
         for (ToolBinding tool : b.bindings) {
             specs.add(specification(tool));
@@ -108,12 +114,16 @@ public final class McpIdempotentTools {
     }
 
     /**
-     * The codec that seals an {@code input_required} result's request state: HMAC-SHA256 under a key derived from
-     * the {@link McpConfirmations}' secret (the same on every node), bound to the principal, the method and the
-     * tool; without confirmations (nothing ever asks), a key of this process.
+     * The codec that seals an {@code input_required} result's request state: HMAC-SHA256 under the
+     * {@linkplain Builder#requestStateSecret request-state secret} (unless set, a key derived from the
+     * {@link McpConfirmations}' secret; without either, nothing ever asks, a key of this process), bound to the
+     * principal, the method and the tool, valid for the confirmations' ttl. A state sealed on one node opens on every
+     * node with the same secret; a node with another secret refuses it (JSON-RPC error -32602, {@code Invalid or
+     * expired requestState}) and runs nothing.
      */
     public RequestStateCodec requestStateCodec() {
-        byte[] key = confirmations != null ? confirmations.derivedKey("dev.idempotency/mcp-request-state")
+        byte[] key = requestStateSecret != null ? requestStateSecret.clone()
+                : confirmations != null ? confirmations.derivedKey("dev.idempotency/mcp-request-state")
                 : McpConfirmations.randomKey();
         return HmacRequestStateCodec.builder().key(key).principalExtractor(principal)
                 .ttl(confirmations != null ? confirmations.ttl() : Duration.ofMinutes(10)).build();
@@ -216,7 +226,8 @@ public final class McpIdempotentTools {
             if (confirm != null) {
                 meta.put(McpMeta.CONFIRMATION, confirm);
                 retry.put("onConfirmationRequired", !legacy ? "input_required: the user answers, the client"
-                        + " re-sends the request" : confirm.contains("token") ? "ask_user_then_same_call_with_token"
+                        + " re-sends the request" : confirm.contains("token")
+                        ? "ask_user_then_approver_then_same_call_with_token"
                         : "stop_ask_user");
             }
         }
@@ -298,14 +309,22 @@ public final class McpIdempotentTools {
             if (McpCall.declined()) {
                 return new Outcome(ToolResults.declined(e), null, shown);
             }
+            if (McpCall.awaitingApproval() != null && token != null) {
+                // the token is good, and no approver said yes yet: the same token, once they have
+                return new Outcome(ToolResults.approvalPending(e, token, McpCall.awaitingApproval()), null, shown);
+            }
             if (confirmations == null || e.key() == null || (modern != null ? !modern.canAsk()
                     : !confirmations.usesTokens())) {
                 return new Outcome(ToolResults.confirmationRequired(e, null, null), null, shown);
             }
             McpConfirmations.Minted minted = confirmations.mint(who,
                     e.operation() != null ? e.operation() : tool.operation(), e.key(), digest);
-            return modern != null ? new Outcome(null, minted, shown)
-                    : new Outcome(ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt()), null, shown);
+            if (modern != null) {
+                return new Outcome(null, minted, shown);
+            }
+            confirmations.pend(McpCall.current(), e.operation() != null ? e.operation() : tool.operation(), e.key(),
+                    minted);
+            return new Outcome(ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt()), null, shown);
         } catch (IdempotencyException e) {
             return new Outcome(McpCall.scoped() ? ToolResults.of(e, tool.lockTimeout())
                     : ToolResults.unscoped(tool.operation(), key), null, shown);
@@ -351,6 +370,7 @@ public final class McpIdempotentTools {
         private Function<McpTransportContext, String> principal = Builder::defaultPrincipal;
         private @Nullable McpConfirmations confirmations;
         private Transaction transaction = Callable::call;
+        private byte @Nullable [] requestStateSecret;
 
         private Builder(IdempotentExecutor executor) {
             this.executor = Objects.requireNonNull(executor, "executor");
@@ -417,6 +437,25 @@ public final class McpIdempotentTools {
          */
         public Builder transaction(Transaction transaction) {
             this.transaction = Objects.requireNonNull(transaction, "transaction");
+            return this;
+        }
+
+        /**
+         * The HMAC key of the 2026-07-28 request state ({@link #requestStateCodec()}): at least 32 bytes, <b>the same
+         * on every node</b> that serves the tools, so that a client's re-sent request opens on whichever node it
+         * lands. A node with another secret answers such a request with a JSON-RPC error and runs nothing; the
+         * client then asks again. Unless set, a key derived from the {@link McpConfirmations}' secret.
+         *
+         * @throws IllegalArgumentException if it is shorter than 32 bytes
+         */
+        public Builder requestStateSecret(byte[] secret) {
+            Objects.requireNonNull(secret, "secret");
+            if (secret.length < REQUEST_STATE_SECRET_BYTES) {
+                throw new IllegalArgumentException("the request-state secret must be at least "
+                        + REQUEST_STATE_SECRET_BYTES + " bytes (HMAC-SHA256), but has " + secret.length
+                        + "; give every node the same one");
+            }
+            this.requestStateSecret = secret.clone();
             return this;
         }
 

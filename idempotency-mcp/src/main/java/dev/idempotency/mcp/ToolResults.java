@@ -30,6 +30,7 @@ final class ToolResults {
     static final String OUTCOME_UNKNOWN = "outcome_unknown";
     static final String CONFIRMATION_REQUIRED = "confirmation_required";
     static final String CONFIRMATION_DECLINED = "confirmation_declined";
+    static final String APPROVAL_PENDING = "approval_pending";
     static final String KEY_REQUIRED = "key_required";
     static final String INVALID_KEY = "invalid_key";
     static final String INVALID_ARGUMENTS = "invalid_arguments";
@@ -93,8 +94,9 @@ final class ToolResults {
 
     static CallToolResult confirmationRequired(ConfirmationRequiredException e, @Nullable String token,
             @Nullable Instant expiresAt) {
-        Map<String, Object> s = error(CONFIRMATION_REQUIRED, token != null ? "same_call_with_token" : "never",
-                token != null ? "ask the user to confirm; if they agree, send the same call again, unchanged,"
+        Map<String, Object> s = error(CONFIRMATION_REQUIRED, token != null ? "after_approval" : "never",
+                token != null ? "nothing ran: a person other than the caller must approve this call in the"
+                        + " application; tell the user, and once it is approved send the same call again, unchanged,"
                         + " with the confirmationToken argument set to this result's confirmationToken"
                         : "stop: the user must confirm this call through the client (elicitation), which this"
                         + " client cannot ask; tell the user", e);
@@ -102,6 +104,16 @@ final class ToolResults {
             s.put("confirmationToken", token);
             s.put("expiresAt", String.valueOf(expiresAt));
         }
+        return result(s);
+    }
+
+    /** A valid token sent before an approver approved the call: the same token, for the same call, later. */
+    static CallToolResult approvalPending(ConfirmationRequiredException e, String token, Instant expiresAt) {
+        Map<String, Object> s = error(APPROVAL_PENDING, "after_approval", "nothing ran: the call still waits for a"
+                + " person other than the caller to approve it in the application; do not send it again until the"
+                + " user says it was approved, then send it unchanged with the same confirmationToken", e);
+        s.put("confirmationToken", token);
+        s.put("expiresAt", String.valueOf(expiresAt));
         return result(s);
     }
 

@@ -1,8 +1,10 @@
 package dev.idempotency.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.jdbc.JdbcDialect;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.json.McpJsonMapper;
@@ -271,6 +273,7 @@ abstract class AbstractMcpToolsTest {
         tools.refuseNextRefund.set(true);
         McpSyncClient alice = fixture.client("alice");
         CallToolResult first = call(alice, "refund", refund("A-1", 100, "r-0"), Map.of());
+        approve("alice", "r-0");
         CallToolResult refused = call(alice, "refund", withToken(refund("A-1", 100, "r-0"), token(first)), Map.of());
 
         assertThat(refused.isError()).isTrue();
@@ -293,15 +296,25 @@ abstract class AbstractMcpToolsTest {
     // ---- confirmation of irreversible tools
 
     @Test
-    void anIrreversibleToolFirstAsksForConfirmationThenRunsOnceWithTheToken() {
+    void anIrreversibleToolFirstAsksForConfirmationThenRunsOnceWithTheTokenAfterAnApproversYes() {
         McpSyncClient alice = fixture.client("alice");
         CallToolResult asked = call(alice, "refund", refund("A-1", 4999, "refund-A-1"), Map.of());
 
         assertThat(asked.isError()).isTrue();
         assertThat(structured(asked)).containsEntry("error", "confirmation_required")
-                .containsEntry("retry", "same_call_with_token").containsKey("expiresAt");
+                .containsEntry("retry", "after_approval").containsKey("expiresAt");
+        assertThat(((McpSchema.TextContent) asked.content().get(0)).text()).as("the model's text has no token")
+                .doesNotContain(token(asked));
         assertThat(tools.refunds).hasValue(0);
 
+        // the token sent straight back (a model or a script that read it): no human said yes, nothing runs
+        CallToolResult sentBack = call(alice, "refund", withToken(refund("A-1", 4999, "refund-A-1"), token(asked)),
+                Map.of());
+        assertThat(structured(sentBack)).containsEntry("error", "approval_pending")
+                .containsEntry("retry", "after_approval").containsEntry("confirmationToken", token(asked));
+        assertThat(tools.refunds).hasValue(0);
+
+        approve("alice", "refund-A-1");
         CallToolResult ran = call(alice, "refund", withToken(refund("A-1", 4999, "refund-A-1"), token(asked)),
                 Map.of());
         CallToolResult replayed = call(alice, "refund", refund("A-1", 4999, "refund-A-1"), Map.of());
@@ -351,6 +364,7 @@ abstract class AbstractMcpToolsTest {
     void theTokenMayTravelInMetaInstead() {
         McpSyncClient alice = fixture.client("alice");
         String token = token(call(alice, "refund", refund("A-1", 4999, "m-1"), Map.of()));
+        approve("alice", "m-1");
         CallToolResult ran = call(alice, "refund", refund("A-1", 4999, "m-1"),
                 Map.of(McpMeta.CONFIRMATION_TOKEN, token));
 
@@ -377,6 +391,7 @@ abstract class AbstractMcpToolsTest {
     void aTokenIsConsumedOnceEvenWhenTheKeyIsReleasedAfterwards() {
         McpSyncClient alice = fixture.client("alice");
         String token = token(call(alice, "refund", refund("A-1", 4999, "once-1"), Map.of()));
+        approve("alice", "once-1");
         tools.refuseNextRefund.set(true);  // the gateway refuses: nothing happened, the key is released
         CallToolResult refused = call(alice, "refund", withToken(refund("A-1", 4999, "once-1"), token), Map.of());
         CallToolResult replayedToken = call(alice, "refund", withToken(refund("A-1", 4999, "once-1"), token),
@@ -404,6 +419,7 @@ abstract class AbstractMcpToolsTest {
     void aTokenIsBoundToItsArgumentsKeyAndPrincipal() {
         McpSyncClient alice = fixture.client("alice");
         String token = token(call(alice, "refund", refund("A-1", 4999, "b-1"), Map.of()));
+        approve("alice", "b-1");
 
         CallToolResult otherAmount = call(alice, "refund", withToken(refund("A-1", 5000, "b-1"), token), Map.of());
         CallToolResult otherKey = call(alice, "refund", withToken(refund("A-1", 4999, "b-2"), token), Map.of());
@@ -468,13 +484,59 @@ abstract class AbstractMcpToolsTest {
     }
 
     @Test
-    void withoutElicitationNoAnswerIsRecordedAndTheTokenDecides() {
+    void withoutElicitationTheApproversYesIsTheRecordedAnswer() {
         McpSyncClient alice = fixture.client("alice");
         String token = token(call(alice, "refund", refund("A-1", 4999, "t-1"), Map.of()));
+        assertThat(fixture.confirmations.answers("alice", "Payments.refund", "t-1")).isEmpty();
+        McpConfirmations.Pending pending = fixture.confirmations.pending("alice", "Payments.refund", "t-1")
+                .orElseThrow();
+        assertThat(pending.tool()).isEqualTo("refund");
+        assertThat(pending.shown()).contains("refund", "t-1", "A-1", "4999");
+        fixture.clock.advance(Duration.ofMinutes(1));
+
+        McpConfirmations.Answer approved = fixture.confirmations.approve("alice", "Payments.refund", "t-1",
+                pending.argumentDigest(), new ResolvedBy("olga", "called the customer back"));
         CallToolResult ran = call(alice, "refund", withToken(refund("A-1", 4999, "t-1"), token), Map.of());
 
         assertThat(ran.isError()).isFalse();
-        assertThat(fixture.confirmations.answers("alice", "Payments.refund", "t-1")).isEmpty();
+        assertThat(fixture.confirmations.answers("alice", "Payments.refund", "t-1")).singleElement()
+                .isEqualTo(approved).satisfies(a -> {
+                    assertThat(a.action()).isEqualTo("approve");
+                    assertThat(a.confirmed()).isTrue();
+                    assertThat(a.principal()).isEqualTo("alice");
+                    assertThat(a.content()).containsEntry("approvedBy", "olga")
+                            .containsEntry("reason", "called the customer back");
+                    assertThat(a.answeredAt()).isEqualTo(fixture.clock.instant());
+                    assertThat(a.shown()).isEqualTo(pending.shown());
+                    assertThat(a.argumentDigest()).isEqualTo(pending.argumentDigest());
+                });
+        assertThat(fixture.confirmations.pending("alice", "Payments.refund", "t-1")).as("it ran").isEmpty();
+    }
+
+    @Test
+    void theCallerCannotApproveItsOwnCallAndOnlyAWaitingCallIsApproved() {
+        McpSyncClient alice = fixture.client("alice");
+        String token = token(call(alice, "refund", refund("A-1", 4999, "self-1"), Map.of()));
+        String digest = fixture.confirmations.pending("alice", "Payments.refund", "self-1").orElseThrow()
+                .argumentDigest();
+
+        assertThatThrownBy(() -> fixture.confirmations.approve("alice", "Payments.refund", "self-1", digest,
+                new ResolvedBy("alice", "it is fine"))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("the approver 'alice' is the MCP principal that made the call");
+        assertThatThrownBy(() -> fixture.confirmations.approve("alice", "Payments.refund", "self-1", "0".repeat(64),
+                new ResolvedBy("olga", "checked"))).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("waits for an approver");
+        assertThatThrownBy(() -> fixture.confirmations.approve("alice", "Payments.refund", "other-key", digest,
+                new ResolvedBy("olga", "checked"))).isInstanceOf(IllegalStateException.class);
+        assertThat(structured(call(alice, "refund", withToken(refund("A-1", 4999, "self-1"), token), Map.of())))
+                .containsEntry("error", "approval_pending");
+        assertThat(fixture.confirmations.answers("alice", "Payments.refund", "self-1")).isEmpty();
+
+        fixture.clock.advance(McpServerFixture.CONFIRMATION_TTL);
+        assertThat(fixture.confirmations.pending("alice", "Payments.refund", "self-1")).as("expired").isEmpty();
+        assertThatThrownBy(() -> fixture.confirmations.approve("alice", "Payments.refund", "self-1", digest,
+                new ResolvedBy("olga", "checked"))).isInstanceOf(IllegalStateException.class);
+        assertThat(tools.refunds).hasValue(0);
     }
 
     @Test
@@ -492,6 +554,14 @@ abstract class AbstractMcpToolsTest {
     }
 
     // ---- helpers
+
+    /** An approver (not the caller) approves the call waiting under alice's or bob's key, as it was shown. */
+    McpConfirmations.Answer approve(String principal, String key) {
+        McpConfirmations.Pending pending = fixture.confirmations.pending(principal, "Payments.refund", key)
+                .orElseThrow(() -> new AssertionError("no call waits under " + key));
+        return fixture.confirmations.approve(principal, "Payments.refund", key, pending.argumentDigest(),
+                new ResolvedBy("approver", "checked the order"));
+    }
 
     static CallToolResult call(McpSyncClient client, String tool, Map<String, Object> arguments,
             Map<String, Object> meta) {

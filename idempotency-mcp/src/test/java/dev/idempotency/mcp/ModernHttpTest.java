@@ -38,6 +38,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
+import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -67,9 +68,13 @@ class ModernHttpTest {
                 .replace(JdbcIdempotencyStore.DEFAULT_TABLE_NAME, table);
         new ResourceDatabasePopulator(new ByteArrayResource(script.getBytes(StandardCharsets.UTF_8))).execute(pool);
         store = JdbcIdempotencyStore.builder(pool).tableName(table).build();
-        nodes.add(new Node());
-        nodes.add(new Node());
+        nodes.add(new Node(SHARED_STATE_SECRET));
+        nodes.add(new Node(SHARED_STATE_SECRET));
     }
+
+    /** The request-state secret of the two nodes; a third node in a test may have another. */
+    private static final byte[] SHARED_STATE_SECRET = "request-state secret of every node, 32+ bytes"
+            .getBytes(StandardCharsets.UTF_8);
 
     @AfterEach
     void stop() throws Exception {
@@ -87,11 +92,12 @@ class ModernHttpTest {
         final String url;
         final Path base = Files.createTempDirectory("mcp-modern");
 
-        Node() throws Exception {
+        Node(byte[] requestStateSecret) throws Exception {
             gates.add(confirmations);
             IdempotentExecutor executor = IdempotentExecutor.builder(store)
                     .scope(McpIdempotentTools.principalScope()).confirmationGate(confirmations).build();
             McpIdempotentTools mcp = McpIdempotentTools.builder(executor).confirmations(confirmations)
+                    .requestStateSecret(requestStateSecret)
                     .tool(tools.lookupOrder).tool(tools.holdFunds).tool(tools.refund).build();
             HttpServletMcpTransport transport = HttpServletMcpTransport
                     .builder(mcp.modernServer("refund-test", "1", JSON)).jsonMapper(JSON).endpoint("/mcp")
@@ -177,12 +183,31 @@ class ModernHttpTest {
         assertThat(tools.holds).hasValue(1);
     }
 
+    @Test
+    void theKeyHeaderAloneIsNoKeySourceAndItsRequestIsAJsonRpcError() throws Exception {
+        // the revision makes Mcp-Param-* a mirror of a body value ("Parameter not in arguments: Client MUST omit
+        // the header"); the SDK refuses a header without its argument, before any tool runs
+        HttpResponse<String> refused = HttpClient.newHttpClient().send(holdRequest(null, "k-only"),
+                HttpResponse.BodyHandlers.ofString());
+
+        assertThat(refused.statusCode()).isEqualTo(400);
+        JsonNode body = JsonMapper.builder().build().readTree(refused.body());
+        assertThat(body.get("jsonrpc").asString()).isEqualTo("2.0");
+        assertThat(body.get("id").asInt()).isEqualTo(7);
+        assertThat(body.get("error").get("code").asInt()).isEqualTo(-32020);
+        assertThat(body.get("error").get("message").asString())
+                .isEqualTo("Mcp-Param-Idempotency-Key header present but argument 'idempotencyKey' is absent");
+        assertThat(refused.body()).doesNotContain("Exception", "java.", "at io.", "k-only");
+        assertThat(tools.holds).hasValue(0);
+    }
+
     private HttpRequest holdRequest(String argument, String header) {
         String body = """
                 {"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold_funds",
-                 "arguments":{"orderId":"A-1","cents":4999,"idempotencyKey":"%s"},
+                 "arguments":{"orderId":"A-1","cents":4999%s},
                  "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
-                          "io.modelcontextprotocol/clientCapabilities":{}}}}""".formatted(argument);
+                          "io.modelcontextprotocol/clientCapabilities":{}}}}""".formatted(
+                argument == null ? "" : ",\"idempotencyKey\":\"" + argument + "\"");
         return HttpRequest.newBuilder(URI.create(nodes.get(0).url))
                 .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
                 .header("Mcp-Method", "tools/call").header("Mcp-Name", "hold_funds")
@@ -267,6 +292,44 @@ class ModernHttpTest {
         assertThat(tools.refunds).hasValue(0);
         assertThat(gates.get(0).answers("ann", "Payments.refund", "r-3")).singleElement()
                 .satisfies(a -> assertThat(a.action()).isEqualTo("decline"));
+    }
+
+    @Test
+    void aNodeWithAnotherRequestStateSecretRefusesTheReSentRequestAndNothingRunsTwice() throws Exception {
+        Node other = new Node("another request-state secret, also 32+ bytes".getBytes(StandardCharsets.UTF_8));
+        nodes.add(other);
+        Map<String, Object> args = Map.of("orderId", "A-5", "cents", 500, McpMeta.KEY_ARGUMENT, "r-5");
+        Map<String, Object> yes = Map.of(ModernTools.CONFIRM, Map.of("action", "accept", "content",
+                Map.of("confirm", true)));
+        McpSchema.InputRequiredResult asked = (McpSchema.InputRequiredResult) nodes.get(0).client("ann")
+                .tool("refund").arguments(args).callOnce();
+
+        // the user's yes lands on the node with another secret: a JSON-RPC error naming the state, nothing runs
+        assertThatThrownBy(() -> other.client("ann").tool("refund").arguments(args)
+                .requestState(asked.requestState()).inputResponses(yes).callOnce())
+                .hasMessageContaining("Invalid or expired requestState");
+        assertThat(tools.refunds).hasValue(0);
+        // the same re-send on a node with the shared secret runs it, once
+        McpSchema.CallToolOutcome done = nodes.get(1).client("ann").tool("refund").arguments(args)
+                .requestState(asked.requestState()).inputResponses(yes).callOnce();
+        assertThat(((McpSchema.CallToolResult) done).isError()).isFalse();
+        assertThat(tools.refunds).hasValue(1);
+        // sent again to either: refused by the one, replayed by the other; never a second refund
+        assertThatThrownBy(() -> other.client("ann").tool("refund").arguments(args)
+                .requestState(asked.requestState()).inputResponses(yes).callOnce())
+                .hasMessageContaining("Invalid or expired requestState");
+        McpSchema.CallToolResult replayed = other.client("ann").tool("refund").arguments(args).call();
+        assertThat(replayed.meta()).containsEntry(McpMeta.REPLAYED, true);
+        assertThat(tools.refunds).hasValue(1);
+    }
+
+    @Test
+    void aRequestStateSecretShorterThan32BytesIsRefusedAtBuild() {
+        assertThatThrownBy(() -> McpIdempotentTools.builder(IdempotentExecutor.builder(store).build())
+                .requestStateSecret("too short".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("the request-state secret must be at least 32 bytes (HMAC-SHA256), but has 9; give every"
+                        + " node the same one");
     }
 
     @Test

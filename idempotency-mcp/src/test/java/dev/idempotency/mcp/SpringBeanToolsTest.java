@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.idempotency.Idempotent;
 import dev.idempotency.IdempotencyScope;
 import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.Tier;
 import dev.idempotency.spring.EnableIdempotency;
 import dev.idempotency.store.InMemoryIdempotencyStore;
@@ -149,6 +150,10 @@ class SpringBeanToolsTest {
         McpSyncClient alice = client("alice");
         Map<String, Object> args = Map.of("orderId", "A-1", "cents", 4999, "idempotencyKey", "k-1");
         CallToolResult asked = call(alice, "refund", args, Map.of());
+        McpConfirmations confirmations = context.getBean(McpConfirmations.class);
+        confirmations.approve("alice", "refund", "REFUND:k-1",
+                confirmations.pending("alice", "refund", "REFUND:k-1").orElseThrow().argumentDigest(),
+                new ResolvedBy("approver", "checked the order"));
         CallToolResult ran = call(alice, "refund", withToken(args, token(asked)), Map.of());
         CallToolResult replayed = call(alice, "refund", args, Map.of());
         CallToolResult bobs = call(client("bob"), "refund", args, Map.of());

@@ -19,6 +19,7 @@ import io.modelcontextprotocol.server.transport.ServerTransportSecurityValidator
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
+import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.Map;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -52,7 +53,9 @@ import tools.jackson.databind.json.JsonMapper;
  * <li>the same tools for 2026-07-28 clients on the same path ({@link McpHttpEras}: a request with an
  * {@code Mcp-Method} header goes to the SDK's stateless {@code HttpServletMcpTransport}), with the same principal,
  * Origin and Host checks, and confirmation by {@code input_required}
- * ({@link McpIdempotentTools#modernServer}).</li>
+ * ({@link McpIdempotentTools#modernServer}), its request state sealed under
+ * {@code idempotency.mcp.request-state-secret} when set (the same on every node; at least 32 bytes, else the start
+ * stops naming the property).</li>
  * </ul>
  */
 @AutoConfiguration(afterName = {
@@ -132,8 +135,20 @@ public class IdempotencyMcpAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(IdempotentExecutor.class)
     McpIdempotentTools idempotencyMcpTools(IdempotentExecutor executor, ListableBeanFactory beans,
-            ObjectProvider<McpConfirmations> confirmations, ObjectProvider<JsonMapper> mapper) {
+            ObjectProvider<McpConfirmations> confirmations, ObjectProvider<JsonMapper> mapper,
+            IdempotencyMcpProperties properties) {
         McpIdempotentTools.Builder builder = McpIdempotentTools.builder(executor);
+        String secret = properties.getRequestStateSecret();
+        if (secret != null) {
+            byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
+            if (bytes.length < McpIdempotentTools.REQUEST_STATE_SECRET_BYTES) {
+                // the value is a secret: its length only
+                throw new IllegalArgumentException("idempotency.mcp.request-state-secret must be at least "
+                        + McpIdempotentTools.REQUEST_STATE_SECRET_BYTES + " bytes (UTF-8), but has " + bytes.length
+                        + "; set the same secret on every node");
+            }
+            builder.requestStateSecret(bytes);
+        }
         confirmations.ifUnique(builder::confirmations);
         mapper.ifUnique(builder::jsonMapper);
         beans.getBeansWithAnnotation(McpTool.class).values().forEach(builder::bean);

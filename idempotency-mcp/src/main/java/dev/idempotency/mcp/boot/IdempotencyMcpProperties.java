@@ -3,6 +3,7 @@ package dev.idempotency.mcp.boot;
 import dev.idempotency.mcp.McpHttpGuard;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /** {@code idempotency.mcp.*}: the MCP tools over HTTP in a Spring Boot application; see {@code docs/mcp.md}. */
@@ -27,6 +28,12 @@ public class IdempotencyMcpProperties {
      * 421. Replaces the default, this machine's names only: list the name clients reach the server by.
      */
     private List<String> allowedHosts = new ArrayList<>(McpHttpGuard.LOCALHOST_HOSTS);
+    /**
+     * The HMAC key (its UTF-8 bytes, at least 32) that seals the request state of a 2026-07-28 {@code input_required}
+     * confirmation: the same on every node, so that a re-sent request opens on any of them. Unless set, a key derived
+     * from the {@code McpConfirmations}' secret.
+     */
+    private @Nullable String requestStateSecret;
 
     public boolean isEnabled() {
         return enabled;
@@ -66,6 +73,14 @@ public class IdempotencyMcpProperties {
 
     public void setAllowedOrigins(List<String> allowedOrigins) {
         this.allowedOrigins = allowedOrigins;
+    }
+
+    public @Nullable String getRequestStateSecret() {
+        return requestStateSecret;
+    }
+
+    public void setRequestStateSecret(@Nullable String requestStateSecret) {
+        this.requestStateSecret = requestStateSecret;
     }
 
     public List<String> getAllowedHosts() {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idempotency.Idempotent;
 import dev.idempotency.Tier;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.mcp.McpConfirmations;
 import dev.idempotency.mcp.McpMeta;
 import dev.idempotency.mcp.McpTool;
@@ -131,6 +132,7 @@ class IdempotencyMcpAutoConfigurationTest {
     static void start() {
         context = new SpringApplicationBuilder(App.class).web(WebApplicationType.SERVLET).run(
                 "--server.port=0", "--spring.main.banner-mode=off", "--idempotency.mcp.enabled=true",
+                "--idempotency.mcp.request-state-secret=the request state of every node, 32+ bytes",
                 "--spring.datasource.url=jdbc:h2:mem:mcp-boot-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
         url = "http://localhost:" + ((WebServerApplicationContext) context).getWebServer().getPort();
     }
@@ -194,7 +196,7 @@ class IdempotencyMcpAutoConfigurationTest {
     }
 
     @Test
-    void anIrreversibleToolOverHttpRunsOnceTheTokenComesBack() {
+    void anIrreversibleToolOverHttpRunsOnceAnApproverSaidYesAndTheTokenComesBack() {
         Payments payments = context.getBean(Payments.class);
         int before = payments.refunds();
         McpSyncClient alice = client("alice");
@@ -202,6 +204,11 @@ class IdempotencyMcpAutoConfigurationTest {
         CallToolResult asked = call(alice, "refund", args);
         assertThat(structured(asked)).containsEntry("error", "confirmation_required");
         args.put("confirmationToken", structured(asked).get("confirmationToken"));
+        assertThat(structured(call(alice, "refund", args))).containsEntry("error", "approval_pending");
+        McpConfirmations confirmations = context.getBean(McpConfirmations.class);
+        confirmations.approve("alice", "refund", "REFUND:r-1",
+                confirmations.pending("alice", "refund", "REFUND:r-1").orElseThrow().argumentDigest(),
+                new ResolvedBy("olga", "the customer confirmed by phone"));
         CallToolResult ran = call(alice, "refund", args);
 
         assertThat(ran.isError()).as("%s", ran).isFalse();

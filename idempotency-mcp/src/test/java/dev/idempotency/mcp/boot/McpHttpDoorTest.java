@@ -249,4 +249,17 @@ class McpHttpDoorTest {
                 .rootCause().isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("allowed origin \"https://agent.example.com/\"");
     }
+
+    @Test
+    void aRequestStateSecretShorterThan32BytesStopsTheStartNamingThePropertyNotTheValue() {
+        assertThatThrownBy(() -> new SpringApplicationBuilder(IdempotencyMcpAutoConfigurationTest.App.class)
+                .web(WebApplicationType.SERVLET).run("--server.port=0", "--spring.main.banner-mode=off",
+                        "--idempotency.mcp.enabled=true", "--idempotency.mcp.request-state-secret=hunter2-too-short",
+                        "--spring.datasource.url=jdbc:h2:mem:mcp-door-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1")
+                .close())
+                .rootCause().isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("idempotency.mcp.request-state-secret must be at least 32 bytes (UTF-8), but has 17; set"
+                        + " the same secret on every node")
+                .hasMessageNotContaining("hunter2");
+    }
 }

@@ -9,13 +9,13 @@ import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.mcp.IdempotentTool;
 import dev.idempotency.mcp.McpConfirmations;
 import dev.idempotency.mcp.McpIdempotentTools;
+import dev.idempotency.mcp.McpStdioGuard;
 import dev.idempotency.spring.SpringTransactionBridge;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson3.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.modern.server.transport.StdioMcpTransport;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -179,7 +179,8 @@ public final class RefundServer {
 
     static McpSyncServer start(String postgresUrl, Gateway gateway, InputStream in) throws SQLException {
         McpJsonMapper json = new JacksonMcpJsonMapper(JsonMapper.builder().build());
-        return McpServer.sync(new StdioServerTransportProvider(json, in, System.out))
+        // the SDK's stdio transport, with requests before initialize answered instead of left waiting
+        return McpServer.sync(McpStdioGuard.transport(json, in, System.out))
                 .jsonMapper(json)
                 .serverInfo("refund-server", "0.1.0")
                 .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
@@ -198,11 +199,10 @@ public final class RefundServer {
         String configured = System.getenv("REFUND_AGENT_SECRET");
         byte[] secret = configured != null ? configured.getBytes(StandardCharsets.UTF_8) : new byte[32];
         if (configured == null) {
-            new SecureRandom().nextBytes(secret);  // tokens then hold for this process only
+            new SecureRandom().nextBytes(secret);  // request state then opens in this process only
         }
-        // 2025-11-25 clients without elicitation get a token to send back (the story's agent does); on 2026-07-28 the
-        // user answers input_required and no token reaches the model
-        McpConfirmations confirmations = McpConfirmations.builder(secret, store).tokens(true).build();
+        // the user answers the question: by elicitation on 2025-11-25, by input_required on 2026-07-28; no token
+        McpConfirmations confirmations = McpConfirmations.builder(secret, store).build();
         IdempotentExecutor executor = IdempotentExecutor.builder(store)
                 .scope(McpIdempotentTools.principalScope())
                 .transactions(SpringTransactionBridge.INSTANCE)

@@ -173,14 +173,27 @@ public final class ScriptedAgent {
                 meta != null && Boolean.TRUE.equals(meta.get(McpMeta.REPLAYED)));
     }
 
-    /** 2025-11-25: initialize first; without elicitation, the confirmation is a token sent back with the call. */
+    /**
+     * 2025-11-25: initialize first; the client declares elicitation, and its handler is the user's screen: the server
+     * asks the refund's question there while the call waits, and the user says yes.
+     */
     static final class LegacyClient implements Client {
         private final McpAsyncClient client;
+        private volatile PrintStream screen = System.out;
 
         LegacyClient(ServerParameters server) {
             client = McpClient.async(new StdioClientTransport(server,
                             new JacksonMcpJsonMapper(JsonMapper.builder().build())))
-                    .requestTimeout(Duration.ofSeconds(30)).initializationTimeout(Duration.ofSeconds(60)).build();
+                    .requestTimeout(Duration.ofSeconds(30)).initializationTimeout(Duration.ofSeconds(60))
+                    .capabilities(io.modelcontextprotocol.spec.McpSchema.ClientCapabilities.builder().elicitation()
+                            .build())
+                    .elicitation(question -> {
+                        screen.println("refund: elicitation (" + question.message() + ") -> the user says yes");
+                        return reactor.core.publisher.Mono.just(new io.modelcontextprotocol.spec.McpSchema
+                                .ElicitResult(io.modelcontextprotocol.spec.McpSchema.ElicitResult.Action.ACCEPT,
+                                Map.of("confirm", true)));
+                    })
+                    .build();
             client.initialize().block(Duration.ofSeconds(60));
         }
 
@@ -206,12 +219,9 @@ public final class ScriptedAgent {
         @Override
         public Answer confirmed(String tool, Map<String, Object> arguments, String turn, Duration timeout,
                 PrintStream out) {
-            Answer asked = expect(tool, call(tool, arguments, turn, null), "confirmation_required");
-            out.println(tool + ": " + asked.structured().get("error") + " -> the user says yes");
-            Map<String, Object> confirmed = new LinkedHashMap<>(arguments);
-            confirmed.put("confirmationToken", asked.structured().get("confirmationToken"));
+            screen = out;
             try {
-                return request(tool, confirmed, turn(turn, null)).block(timeout);
+                return request(tool, arguments, turn(turn, null)).block(timeout);
             } catch (IllegalStateException timedOut) {
                 return null;
             }

@@ -2,7 +2,10 @@ package dev.idempotency.sample.refund;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -24,7 +27,8 @@ class RefundAgentTest {
                 .contains("hold_funds A-1002: tool_failed (retry: same_call), the ledger refused the commit")
                 .contains("hold_funds A-1002 retry: {holdId=H-3, orderId=A-1002, cents=12000}")
                 .contains("holds released by compensation: 1")
-                .contains("refund: confirmation_required -> the user says yes")
+                .contains("refund: elicitation (Confirm refund with idempotency key 'turn:turn-2:refund': "
+                        + "{\"orderId\":\"A-1001\",\"cents\":4999}. This cannot be undone.) -> the user says yes")
                 .contains("client-side timeout")
                 .contains("refund retry 1: {refundId=R-A-1001-1")
                 .contains("refund retry 2: {refundId=R-A-1001-1")
@@ -66,6 +70,37 @@ class RefundAgentTest {
             } finally {
                 server.destroyForcibly();
             }
+        }
+    }
+
+    @Test
+    void aRequestBeforeInitializeIsAnsweredWithAJsonRpcErrorNamingIt() throws Exception {
+        Process server = new ProcessBuilder(ScriptedAgent.serverCommand(List.of()))
+                .redirectError(ProcessBuilder.Redirect.DISCARD).start();
+        try (BufferedReader answers = new BufferedReader(new InputStreamReader(server.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            OutputStream requests = server.getOutputStream();
+            requests.write("""
+                    {"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}
+                    {"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-11-25",\
+                    "capabilities":{},"clientInfo":{"name":"test","version":"1"}}}
+                    {"jsonrpc":"2.0","method":"notifications/initialized"}
+                    {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}
+                    """.getBytes(StandardCharsets.UTF_8));
+            requests.flush();
+
+            String refused = answers.readLine();
+            String initialized = answers.readLine();
+            String listed = answers.readLine();
+
+            assertThat(refused).startsWith("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,")
+                    .contains("tools/list before initialize");
+            assertThat(initialized).contains("\"id\":2", "\"protocolVersion\":\"2025-11-25\"");
+            assertThat(listed).contains("\"id\":3", "\"refund\"");
+            requests.close();
+            assertThat(server.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            server.destroyForcibly();
         }
     }
 }
