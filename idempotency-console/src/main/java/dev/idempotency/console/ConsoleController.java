@@ -256,12 +256,13 @@ class ConsoleController {
                     .append(esc(e.argumentsDigest())).append("</code> (SHA-256 of the claiming call's arguments: a"
                             + " retry with other arguments is refused, so equal digests mean equal arguments)")
                     .append("</td></tr></table>");
-            if (e.status() == Status.NEEDS_REVIEW || e.stale()) {
-                forms(request, body, operation, scope, key);
-            }
         }
+        // the context first (what met the key, what the user confirmed), then the decision
         attempts(body, found.orElse(null), attempts);
         answers(request, body, operation, scope, key, found.isEmpty());
+        if (found.isPresent() && (found.get().status() == Status.NEEDS_REVIEW || found.get().stale())) {
+            forms(request, body, operation, scope, key);
+        }
         body.append("<h2>History</h2>");
         history(body, history, false);
         return html(request, status, "Key " + key, body.toString());
@@ -295,7 +296,8 @@ class ConsoleController {
         }
         body.append("<table id=\"attempts\"><tr><th>when</th><th>what</th><th>status met</th><th>detail</th></tr>");
         for (String[] row : rows) {
-            body.append("<tr><td>").append(row[0]).append("</td><td>").append(esc(row[1])).append("</td><td>")
+            body.append("<tr><td class=\"t\">").append(row[0]).append("</td><td>").append(esc(row[1]))
+                    .append("</td><td>")
                     .append(esc(row[2])).append("</td><td>").append(esc(row[3])).append("</td></tr>");
         }
         body.append("</table><p class=\"note\">Recorded: retries refused (in progress, held for review, other"
@@ -345,7 +347,7 @@ class ConsoleController {
         body.append("<table id=\"answers\"><tr><th>when</th><th>who</th><th>answer</th><th>tool</th>"
                 + "<th>what was shown</th><th>arguments' digest</th></tr>");
         for (ConfirmationAnswers.Answer a : answers) {
-            body.append("<tr><td>").append(at(a.answeredAt())).append("</td><td>")
+            body.append("<tr><td class=\"t\">").append(at(a.answeredAt())).append("</td><td>")
                     .append(esc(a.principal().isEmpty() ? "(stdio)" : a.principal())).append("</td><td>")
                     .append(esc(a.action())).append(a.confirmed() ? ": confirmed, the call ran" : ": not confirmed")
                     .append("</td><td>").append(esc(a.tool())).append("</td><td><pre>")

@@ -158,8 +158,8 @@ class ConsoleTest {
         String page = Client.as("alice").get(keyPath("P-attempts")).body();
         Matcher table = Pattern.compile("<table id=\"attempts\">(.*?)</table>").matcher(page);
         assertThat(table.find()).as(page).isTrue();
-        Matcher what = Pattern.compile("<tr><td>[^<]+</td><td>([^<]+)</td><td>([^<]+)</td><td>([^<]*)</td></tr>")
-                .matcher(table.group(1));
+        Matcher what = Pattern.compile("<tr><td class=\"t\">[^<]+</td><td>([^<]+)</td><td>([^<]+)</td>"
+                + "<td>([^<]*)</td></tr>").matcher(table.group(1));
         java.util.List<String> rows = new java.util.ArrayList<>();
         while (what.find()) {
             rows.add(what.group(1) + " | " + what.group(2) + " | " + what.group(3));
