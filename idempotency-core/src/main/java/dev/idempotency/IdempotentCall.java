@@ -171,8 +171,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         long deadline = start + op.lockTimeout().toNanos();
         KeyGates.Entry entry = engine.gates.enter(keyHash);
         if (entry == null) {
-            attempt(Attempt.Kind.REFUSED_IN_PROGRESS, Status.IN_FLIGHT, engine.maxWaitersPerKey
-                    + " callers of the key were waiting on this node already", false);
+            // not recorded: this refusal sheds load when too many callers crowd one key, and a write (on a
+            // connection of its own) for each of them would add to the load it sheds
             throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                     "idempotency key '" + readable + "' of operation " + op.name() + " already has "
                     + engine.maxWaitersPerKey + " callers waiting on this node; retry later", null));

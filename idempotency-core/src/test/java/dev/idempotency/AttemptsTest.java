@@ -148,6 +148,32 @@ class AttemptsTest {
     }
 
     @Test
+    void aCallerTurnedAwayBecauseTooManyWaitIsNotRecordedTheOneThatWaitedIs() throws Exception {
+        // a lock timeout long enough that the second caller surely comes while the first still waits
+        IdempotentOperation<String> op = IdempotentOperation.builder("Orders.create", Tier.REVERSIBLE,
+                ResultType.of(String.class)).lockTimeout("2s").lease(Duration.ofSeconds(6)).ttl("1h").build();
+        crashAfterRunning(op, "ORDER:6", "ORDER:6");
+        IdempotentExecutor oneWaiter = IdempotentExecutor.builder(store).clock(clock).maxWaitersPerKey(1)
+                .attempts(audit).build();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<?> waiting = pool.submit(() -> call(oneWaiter, op, "ORDER:6", "ORDER:6"));
+            byte[] hash = dev.idempotency.internal.Keys.hash(op.name(), "", "ORDER:6");
+            while (oneWaiter.callersOf(hash) == 0) {
+                Thread.onSpinWait();
+            }
+            assertThatThrownBy(() -> call(oneWaiter, op, "ORDER:6", "ORDER:6"))
+                    .isInstanceOf(IdempotencyInProgressException.class).hasMessageContaining("callers waiting");
+            assertThatThrownBy(() -> waiting.get(5, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(IdempotencyInProgressException.class);
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(admin.attempts(op.name(), "", "ORDER:6")).singleElement().extracting(Attempt::kind)
+                .isEqualTo(Kind.REFUSED_IN_PROGRESS);
+    }
+
+    @Test
     void anIrreversibleAttemptThatThrowsIsHeldForReviewWithItsException() {
         IdempotentOperation<String> op = operation("Payments.refund", Tier.IRREVERSIBLE);
         assertThatThrownBy(() -> executor.execute(op, "REFUND:2", new Object[] {"REFUND:2"}, () -> {

@@ -90,7 +90,10 @@ public interface IdempotencyAudit {
 
         /** What an attempt got. */
         public enum Kind {
-            /** Refused: another attempt held the key in flight past the lock timeout (or too many waited here). */
+            /**
+             * Refused: another attempt held the key in flight past the lock timeout. (A caller refused at once because
+             * too many callers of the key wait on its node is not recorded: that refusal sheds load.)
+             */
             REFUSED_IN_PROGRESS,
             /** Refused: the key is held for review, its outcome unknown. */
             REFUSED_HELD,

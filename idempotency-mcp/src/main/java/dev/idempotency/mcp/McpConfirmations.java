@@ -241,7 +241,7 @@ public final class McpConfirmations implements ConfirmationGate {
      * The elicitation answers given for a key by every principal, oldest first: what an operator looking at a key
      * held for review reads without knowing whose call it was (the store keeps no principal; each answer names its
      * own). Each answer is recorded a second time for this, under the operation and key alone, at most
-     * {@value #MAX_ANSWERS} per operation and key; answers recorded before this method existed are found by
+     * 64 per operation and key; answers recorded before this method existed are found by
      * {@link #answers(String, String, String)} only.
      *
      * @param operation the operation name
