@@ -7,10 +7,10 @@ import dev.idempotency.internal.Keys;
 import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.CallerTransactionAborted;
 import dev.idempotency.store.CircuitOpenException;
-import dev.idempotency.store.IdempotencyAudit;
-import dev.idempotency.store.IdempotencyAudit.Attempt;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyAudit;
+import dev.idempotency.store.IdempotencyAudit.Attempt;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import java.time.Duration;
@@ -697,7 +697,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         }
         if (held) {
             attempt(Attempt.Kind.HELD_FOR_REVIEW, Status.IN_FLIGHT, cause != null
-                    ? "it ended with " + cause.getClass().getName() + ": " + cause.getMessage()
+                    ? "it ended with " + cause.getClass().getName()
+                            + (cause.getMessage() != null ? ": " + cause.getMessage() : "")
                     : "it returned, and its transaction did not commit (rolled back, or its commit outcome is"
                             + " unknown)", owned.joined);
         }
