@@ -383,6 +383,19 @@ public final class IdempotencyAdmin {
         return audit.history(hash(operation, scope, key), HISTORY);
     }
 
+    /**
+     * The attempts that met a key in trouble, as the executor recorded them in the audit when it was given it
+     * ({@link IdempotentExecutor.Builder#attempts}), the oldest first (at most
+     * {@value IdempotencyAudit#ATTEMPTS_KEPT}, the first ones): the retries refused as in progress, as held for review
+     * or for other arguments, a stale claim taken over, the key held for review. Plain first runs and replays are
+     * not recorded.
+     *
+     * @throws IllegalArgumentException if the key could never have been accepted
+     */
+    public List<IdempotencyAudit.Attempt> attempts(String operation, String scope, String key) {
+        return audit.attempts(hash(operation, scope, key), IdempotencyAudit.ATTEMPTS_KEPT);
+    }
+
     /** The latest {@code limit} resolutions of every key, the newest first. */
     public List<IdempotencyAudit.Entry> resolutions(int limit) {
         return audit.recent(limit);

@@ -9,11 +9,15 @@ import dev.idempotency.store.CallerTransactionAborted;
 import dev.idempotency.store.CircuitOpenException;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
+import dev.idempotency.store.IdempotencyAudit;
+import dev.idempotency.store.IdempotencyAudit.Attempt;
 import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyRecord.Status;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -167,6 +171,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         long deadline = start + op.lockTimeout().toNanos();
         KeyGates.Entry entry = engine.gates.enter(keyHash);
         if (entry == null) {
+            // not recorded: this refusal sheds load when too many callers crowd one key, and a write (on a
+            // connection of its own) for each of them would add to the load it sheds
             throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                     "idempotency key '" + readable + "' of operation " + op.name() + " already has "
                     + engine.maxWaitersPerKey + " callers waiting on this node; retry later", null));
@@ -174,6 +180,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         try (entry) {
             // the callers of one key take turns with the store; the others wait here, holding nothing there
             if (!entry.awaitTurn(deadline - System.nanoTime())) {
+                attempt(Attempt.Kind.REFUSED_IN_PROGRESS, Status.IN_FLIGHT, "other callers of the key on this node"
+                        + " held it past the lock timeout of " + op.lockTimeout(), false);
                 throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                         op.lockTimeout()));
             }
@@ -208,11 +216,19 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
                 case REPLAY:
                     return new Decision.Replay(Objects.requireNonNull(result.record()), result.isCached());
                 case IN_PROGRESS:
+                    attempt(Attempt.Kind.REFUSED_IN_PROGRESS, Status.IN_FLIGHT, "another attempt held the key in"
+                            + " flight past the lock timeout of " + op.lockTimeout(), false);
                     throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                             op.lockTimeout()));
-                case KEY_REUSED:
+                case KEY_REUSED: {
+                    IdempotencyRecord record = Objects.requireNonNull(result.record());
+                    attempt(Attempt.Kind.KEY_REUSED, record.status(), "its arguments' digest "
+                            + HexFormat.of().formatHex(fingerprint) + " differs from the key's "
+                            + HexFormat.of().formatHex(record.fingerprint()), false);
                     throw fail(Outcome.KEY_REUSED, new IdempotencyKeyReusedException(op.name(), readable));
+                }
                 case OUTCOME_UNKNOWN:
+                    attempt(Attempt.Kind.REFUSED_HELD, Status.NEEDS_REVIEW, "", false);
                     throw fail(Outcome.OUTCOME_UNKNOWN,
                             new IdempotencyOutcomeUnknownException(op.name(), readable));
                 case TAKE_OVER: {
@@ -222,6 +238,12 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
                     ClaimRequest takeOver = request(now);
                     claim = takeOver;
                     result = store(() -> onStore(() -> engine.store.takeOver(takeOver, record)));
+                    if (result.isAcquired() && record.status() == Status.IN_FLIGHT) {
+                        // written where the takeover was: in the caller's transaction, it rolls back with it
+                        attempt(Attempt.Kind.TOOK_OVER_STALE, Status.IN_FLIGHT, "the claim of "
+                                + record.createdAt() + ", whose lease ran out at " + record.leaseUntil(),
+                                !independent && result.isTransactional());
+                    }
                     liveByStore = Claiming.liveByStore(record, result, liveByStore);
                     break;
                 }
@@ -230,6 +252,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
                     IdempotencyRecord record = Objects.requireNonNull(result.record());
                     Instant lease = record.leaseUntil();
                     if (store(() -> outside(() -> engine.store.markNeedsReviewIfStale(keyHash, lease, now)))) {
+                        attempt(Attempt.Kind.HELD_STALE, Status.IN_FLIGHT, "the claim of " + record.createdAt()
+                                + ", whose lease ran out at " + lease + ": its attempt may have acted", false);
                         throw fail(Outcome.OUTCOME_UNKNOWN,
                                 new IdempotencyOutcomeUnknownException(op.name(), readable));
                     }
@@ -664,10 +688,45 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
      */
     private void holdForReview(Owned owned, @Nullable Throwable cause) {
         Instant lease = owned.finish();
+        boolean held;
         try {
-            owned.write(() -> engine.store.markNeedsReview(keyHash, lease));
+            held = owned.write(() -> engine.store.markNeedsReview(keyHash, lease));
         } catch (RuntimeException e) {
             keep(cause, e, "hold for review");
+            return;
+        }
+        if (held) {
+            attempt(Attempt.Kind.HELD_FOR_REVIEW, Status.IN_FLIGHT, cause != null
+                    ? "it ended with " + cause.getClass().getName()
+                            + (cause.getMessage() != null ? ": " + cause.getMessage() : "")
+                    : "it returned, and its transaction did not commit (rolled back, or its commit outcome is"
+                            + " unknown)", owned.joined);
+        }
+    }
+
+    /**
+     * Records this attempt in the executor's audit ({@link IdempotentExecutor.Builder#attempts}), if it has one:
+     * in the caller's transaction when {@code inTransaction} (the write it records was made there and rolls back
+     * with it), otherwise outside it, so that it outlives the rollback that usually follows a refusal. Never throws:
+     * the call's own outcome matters more than its record.
+     */
+    private void attempt(Attempt.Kind kind, Status met, String detail, boolean inTransaction) {
+        IdempotencyAudit audit = engine.attempts;
+        if (audit == null) {
+            return;
+        }
+        Attempt attempt = new Attempt(op.name(), readable, op.tier(), met, kind, detail, now());
+        try {
+            if (inTransaction) {
+                audit.attempt(keyHash, attempt);
+            } else {
+                outside(() -> {
+                    audit.attempt(keyHash, attempt);
+                    return null;
+                });
+            }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not record the attempt " + attempt + " in " + audit, e);
         }
     }
 

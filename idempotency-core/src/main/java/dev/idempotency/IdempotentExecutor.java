@@ -7,6 +7,7 @@ import dev.idempotency.internal.CompletedOutcomes;
 import dev.idempotency.internal.Fingerprints;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.CircuitOpenException;
+import dev.idempotency.store.IdempotencyAudit;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import java.lang.reflect.Type;
@@ -68,6 +69,8 @@ public final class IdempotentExecutor {
     final List<IdempotencyListener> listeners;
     final TransactionBridge transactions;
     final @Nullable ConfirmationGate gate;
+    /** Where the attempts that meet a key in trouble are recorded; null: nowhere. */
+    final @Nullable IdempotencyAudit attempts;
     private final IdempotencyObserver observer;
     private final Set<Type> replayableTypes = ConcurrentHashMap.newKeySet();
     final int maxWaitersPerKey;
@@ -87,6 +90,7 @@ public final class IdempotentExecutor {
         this.listeners = List.copyOf(b.listeners);
         this.transactions = b.transactions;
         this.gate = b.gate;
+        this.attempts = b.attempts;
         this.observer = b.observer;
         this.maxWaitersPerKey = b.maxWaitersPerKey;
         this.gates = new KeyGates(b.maxWaitersPerKey);
@@ -333,6 +337,7 @@ public final class IdempotentExecutor {
         private final List<IdempotencyListener> listeners = new ArrayList<>();
         private TransactionBridge transactions = TransactionBridge.NONE;
         private @Nullable ConfirmationGate gate;
+        private @Nullable IdempotencyAudit attempts;
         private IdempotencyObserver observer = IdempotencyObserver.NONE;
         private int maxWaitersPerKey = DEFAULT_MAX_WAITERS_PER_KEY;
 
@@ -379,6 +384,19 @@ public final class IdempotentExecutor {
         /** Consulted before the first execution of an irreversible call. */
         public Builder confirmationGate(ConfirmationGate gate) {
             this.gate = Objects.requireNonNull(gate, "gate");
+            return this;
+        }
+
+        /**
+         * Records, in {@code audit}, the attempts that meet a key in trouble ({@link IdempotencyAudit.Attempt}: a
+         * retry refused as in progress, as held for review or for other arguments, a stale claim taken over, a key
+         * held for review), for an operator to read beside the key ({@link IdempotencyAdmin#attempts}); give the
+         * admin's audit. A plain first run and a replay write nothing. A refusal or a hold is recorded outside the
+         * caller's transaction (it must outlive the rollback that usually follows), a takeover in it (it rolls back
+         * with the takeover); a failure to record is logged and the call goes on. By default nothing is recorded.
+         */
+        public Builder attempts(IdempotencyAudit audit) {
+            this.attempts = Objects.requireNonNull(audit, "audit");
             return this;
         }
 

@@ -15,6 +15,7 @@ import java.security.Principal;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,6 +51,7 @@ class ConsoleController {
     private final Supplier<@Nullable IdempotencyAdmin> admin;
     private final IdempotencyResolver resolver;
     private final Supplier<List<DuplicatesReport>> duplicates;
+    private final Supplier<@Nullable ConfirmationAnswers> confirmations;
     private final Clock clock;
     private final String base;
     private final Set<String> roles;
@@ -64,10 +66,12 @@ class ConsoleController {
     }
 
     ConsoleController(Supplier<@Nullable IdempotencyAdmin> admin, IdempotencyResolver resolver,
-            Supplier<List<DuplicatesReport>> duplicates, Clock clock, IdempotencyConsoleProperties properties) {
+            Supplier<List<DuplicatesReport>> duplicates, Supplier<@Nullable ConfirmationAnswers> confirmations,
+            Clock clock, IdempotencyConsoleProperties properties) {
         this.admin = admin;
         this.resolver = resolver;
         this.duplicates = duplicates;
+        this.confirmations = confirmations;
         this.clock = clock;
         this.base = properties.getPath();
         this.roles = Set.copyOf(properties.getRoles());
@@ -208,9 +212,11 @@ class ConsoleController {
         }
         Optional<IdempotencyAdmin.Entry> found;
         List<IdempotencyAudit.Entry> history;
+        List<IdempotencyAudit.Attempt> attempts;
         try {
             found = theAdmin.find(operation, scope, key);
             history = theAdmin.history(operation, scope, key);
+            attempts = theAdmin.attempts(operation, scope, key);
         } catch (IllegalArgumentException e) {
             return html(request, 400, "No such key", "<p class=\"banner error\">" + esc(e.getMessage()) + "</p>");
         }
@@ -250,13 +256,113 @@ class ConsoleController {
                     .append(esc(e.argumentsDigest())).append("</code> (SHA-256 of the claiming call's arguments: a"
                             + " retry with other arguments is refused, so equal digests mean equal arguments)")
                     .append("</td></tr></table>");
-            if (e.status() == Status.NEEDS_REVIEW || e.stale()) {
-                forms(request, body, operation, scope, key);
-            }
+        }
+        // the context first (what met the key, what the user confirmed), then the decision
+        attempts(body, found.orElse(null), attempts);
+        answers(request, body, operation, scope, key, found.isEmpty());
+        if (found.isPresent() && (found.get().status() == Status.NEEDS_REVIEW || found.get().stale())) {
+            forms(request, body, operation, scope, key);
         }
         body.append("<h2>History</h2>");
         history(body, history, false);
         return html(request, status, "Key " + key, body.toString());
+    }
+
+    /**
+     * The attempts that met the key, oldest first, after the record's claim (when the key was first claimed, or
+     * last taken over): the audit keeps the ones that were not a plain first run or replay.
+     */
+    private static void attempts(StringBuilder body, IdempotencyAdmin.@Nullable Entry record,
+            List<IdempotencyAudit.Attempt> attempts) {
+        body.append("<h2>Attempts</h2>");
+        if (record == null && attempts.isEmpty()) {
+            body.append("<p id=\"attempts-none\">None recorded.</p>");
+            return;
+        }
+        List<String[]> rows = new ArrayList<>();
+        List<Instant> times = new ArrayList<>();
+        for (IdempotencyAudit.Attempt a : attempts) {
+            times.add(a.at());
+            rows.add(new String[] {at(a.at()), what(a.kind()), a.met().toString(), a.detail()});
+        }
+        if (record != null) {
+            // the claim the record holds now: the first one, or the one that took a stale claim over
+            int i = 0;
+            while (i < times.size() && times.get(i).isBefore(record.createdAt())) {
+                i++;
+            }
+            rows.add(i, new String[] {at(record.createdAt()), "claimed the key", "-", "the record's claim, with"
+                    + " the arguments' digest above"});
+        }
+        body.append("<table id=\"attempts\"><tr><th>when</th><th>what</th><th>status met</th><th>detail</th></tr>");
+        for (String[] row : rows) {
+            body.append("<tr><td class=\"t\">").append(row[0]).append("</td><td>").append(esc(row[1]))
+                    .append("</td><td>")
+                    .append(esc(row[2])).append("</td><td>").append(esc(row[3])).append("</td></tr>");
+        }
+        body.append("</table><p class=\"note\">Recorded: retries refused (in progress, held for review, other"
+                + " arguments), stale claims taken over or held; not recorded: plain first runs and replays (the"
+                + " meters count them).");
+        if (attempts.size() >= IdempotencyAudit.ATTEMPTS_KEPT) {
+            body.append(" The first ").append(IdempotencyAudit.ATTEMPTS_KEPT).append(" of this key only.");
+        }
+        body.append("</p>");
+    }
+
+    private static String what(IdempotencyAudit.Attempt.Kind kind) {
+        return switch (kind) {
+            case REFUSED_IN_PROGRESS -> "refused: another attempt in progress";
+            case REFUSED_HELD -> "refused: outcome unknown, held for review";
+            case KEY_REUSED -> "refused: key reused with other arguments";
+            case TOOK_OVER_STALE -> "took over a stale claim and ran again";
+            case HELD_STALE -> "found a stale claim and held it for review";
+            case HELD_FOR_REVIEW -> "held for review";
+        };
+    }
+
+    /**
+     * For MCP calls, the users' confirmation answers to the key (when the application has {@code idempotency-mcp}
+     * and its confirmation gate); without the record, links to the scopes of the principals who answered.
+     */
+    private void answers(HttpServletRequest request, StringBuilder body, String operation, String scope,
+            String key, boolean missing) {
+        ConfirmationAnswers source = confirmations.get();
+        if (source == null || !source.available()) {
+            return;
+        }
+        body.append("<h2>Confirmation answers (MCP)</h2>");
+        List<ConfirmationAnswers.Answer> answers;
+        try {
+            answers = source.answers(operation, key);
+        } catch (RuntimeException e) {
+            body.append("<p class=\"banner error\">The answers could not be read: ").append(esc(e.getMessage()))
+                    .append("</p>");
+            return;
+        }
+        if (answers.isEmpty()) {
+            body.append("<p id=\"answers-none\">None recorded: nobody was asked (not an MCP call, a confirmation"
+                    + " token, a replay), or the answers expired with the tool's outcome.</p>");
+            return;
+        }
+        body.append("<table id=\"answers\"><tr><th>when</th><th>who</th><th>answer</th><th>tool</th>"
+                + "<th>what was shown</th><th>arguments' digest</th></tr>");
+        for (ConfirmationAnswers.Answer a : answers) {
+            body.append("<tr><td class=\"t\">").append(at(a.answeredAt())).append("</td><td>")
+                    .append(esc(a.principal().isEmpty() ? "(stdio)" : a.principal())).append("</td><td>")
+                    .append(esc(a.action())).append(a.confirmed() ? ": confirmed, the call ran" : ": not confirmed")
+                    .append("</td><td>").append(esc(a.tool())).append("</td><td><pre>")
+                    .append(esc(a.shown() == null ? "(not kept)" : a.shown())).append("</pre></td><td><code>")
+                    .append(esc(a.argumentDigest())).append("</code></td></tr>");
+        }
+        body.append("</table>");
+        if (missing && scope.isEmpty()) {
+            // an MCP call's key is stored under its principal's scope: offer each principal who answered
+            body.append("<p id=\"answer-scopes\">The record of an MCP call is kept under its principal's scope:");
+            answers.stream().map(ConfirmationAnswers.Answer::principal).distinct().forEach(p -> body
+                    .append(" <a href=\"").append(keyLink(request, operation, source.scopeOf(p), key)).append("\">")
+                    .append(esc(source.scopeOf(p))).append("</a>"));
+            body.append("</p>");
+        }
     }
 
     private void forms(HttpServletRequest request, StringBuilder body, String operation, String scope,

@@ -27,6 +27,7 @@ final class Html {
             .done{background:#e8f5ec;border-color:#1b7f3b}form{background:#fff;border:1px solid #d8dce3;padding:10px;
             margin:10px 0}textarea{width:100%;box-sizing:border-box}label{display:block;margin-top:6px}
             button{margin-top:8px;padding:5px 12px}code{background:#eceff3;padding:0 3px}
+            pre{margin:0;white-space:pre-wrap;font-size:12px}.note{color:#5a6270;font-size:12px}td.t{white-space:nowrap}
             """;
 
     private Html() {

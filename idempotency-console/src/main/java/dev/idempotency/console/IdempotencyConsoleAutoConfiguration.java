@@ -2,6 +2,7 @@ package dev.idempotency.console;
 
 import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.codec.JacksonResultCodec;
+import dev.idempotency.mcp.McpConfirmations;
 import dev.idempotency.spring.boot.IdempotencyAutoConfiguration;
 import dev.idempotency.spring.boot.IdempotencyResolver;
 import java.time.Clock;
@@ -14,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionOperations;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -26,6 +28,10 @@ import tools.jackson.databind.json.JsonMapper;
  * web application with Spring MVC, when {@code idempotency.console.enabled=true}: it is off by default. Its pages
  * need an authenticated principal ({@code HttpServletRequest.getUserPrincipal()}); a resolution runs as that
  * principal in one transaction with its audit entry (docs/operations.md).
+ *
+ * <p>{@code idempotency-mcp} is an optional dependency: when the application has it on its class path, the key page
+ * also shows the confirmation answers its {@code McpConfirmations} bean recorded ({@link McpAnswersConfiguration});
+ * without it nothing of it is loaded.
  */
 @AutoConfiguration(after = IdempotencyAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -41,7 +47,8 @@ public class IdempotencyConsoleAutoConfiguration {
     @Bean
     ConsoleController idempotencyConsoleController(ObjectProvider<IdempotencyAdmin> admin,
             ObjectProvider<JsonMapper> jsonMapper, ObjectProvider<PlatformTransactionManager> transactionManager,
-            ObjectProvider<Clock> clock, ListableBeanFactory beans, IdempotencyConsoleProperties properties) {
+            ObjectProvider<Clock> clock, ObjectProvider<ConfirmationAnswers> answers, ListableBeanFactory beans,
+            IdempotencyConsoleProperties properties) {
         PlatformTransactionManager tm = transactionManager.getIfUnique();
         IdempotencyResolver resolver = new IdempotencyResolver(admin::getIfAvailable,
                 jsonMapper.getIfUnique(JacksonResultCodec::defaultMapper),
@@ -49,6 +56,21 @@ public class IdempotencyConsoleAutoConfiguration {
         boolean jdbc = ClassUtils.isPresent("dev.idempotency.jdbc.DuplicateBusinessNumbers",
                 IdempotencyConsoleAutoConfiguration.class.getClassLoader());
         return new ConsoleController(admin::getIfAvailable, resolver,
-                () -> jdbc ? JdbcDuplicates.of(beans) : List.of(), clock.getIfUnique(Clock::systemUTC), properties);
+                () -> jdbc ? JdbcDuplicates.of(beans) : List.of(), answers::getIfAvailable,
+                clock.getIfUnique(Clock::systemUTC), properties);
+    }
+
+    /**
+     * The confirmation answers of MCP calls, when {@code idempotency-mcp} is on the class path: read from the
+     * application's {@code McpConfirmations} bean, if it has one, when a key page is asked for.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "dev.idempotency.mcp.McpConfirmations")
+    static class McpAnswersConfiguration {
+
+        @Bean
+        McpConfirmationAnswers idempotencyConsoleConfirmationAnswers(ObjectProvider<McpConfirmations> confirmations) {
+            return new McpConfirmationAnswers(confirmations::getIfUnique);
+        }
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyOutcomeUnknownException;
 import dev.idempotency.jdbc.JdbcDialect;
 import java.io.File;
 import java.io.IOException;
@@ -11,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -18,8 +20,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -30,7 +34,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 /**
  * The console in headless Chromium (Debian's {@code chromium} and {@code chromium-driver}, driven by Selenium)
  * against the application on PostgreSQL: an anonymous visitor is sent to the login page and sees no key; signed in,
- * the operator finds the held key, resolves it as not executed with a reason, the backlog empties, the history
+ * the operator finds the held key with the attempts that met it, resolves it as not executed with a reason, the backlog empties, the history
  * names the operator, and the retry runs. Screenshots of each step are kept under
  * {@code target/console-screenshots/}.
  *
@@ -110,6 +114,10 @@ class ConsoleBrowserPostgresIT {
         ConsoleTestApplication.Payouts payouts = app.getBean(ConsoleTestApplication.Payouts.class);
         payouts.failNext();
         assertThatThrownBy(() -> payouts.send(KEY)).isInstanceOf(IllegalStateException.class);
+        // the caller retries twice before anyone looks: both refused, both recorded beside the key
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> payouts.send(KEY)).isInstanceOf(IdempotencyOutcomeUnknownException.class);
+        }
         String base = "http://localhost:" + ((WebServerApplicationContext) app).getWebServer().getPort();
 
         // anonymous: sent to the login page, no key in sight
@@ -128,6 +136,14 @@ class ConsoleBrowserPostgresIT {
 
         browser.findElement(By.linkText(KEY)).click();
         assertThat(browser.findElement(By.id("status")).getText()).isEqualTo("NEEDS_REVIEW");
+        List<String> attempts = browser.findElements(By.cssSelector("#attempts tr td:nth-child(2)")).stream()
+                .map(WebElement::getText).toList();
+        assertThat(attempts).containsExactly("claimed the key", "held for review",
+                "refused: outcome unknown, held for review", "refused: outcome unknown, held for review");
+        assertThat(browser.findElement(By.id("attempts")).getText())
+                .contains("it ended with java.lang.IllegalStateException: the payout gateway timed out");
+        // the whole page in one picture: the record, its attempts and the resolutions (then the history)
+        browser.manage().window().setSize(new Dimension(1100, 1500));
         browser.findElement(By.cssSelector("#not-executed textarea[name=reason]"))
                 .sendKeys("gateway statement of 2026-12-05 shows no payout " + KEY);
         screenshot("03-key.png");
@@ -138,6 +154,7 @@ class ConsoleBrowserPostgresIT {
         assertThat(browser.findElement(By.className("history")).getText()).contains("alice").contains("RELEASED")
                 .contains("gateway statement of 2026-12-05 shows no payout");
         screenshot("04-resolved.png");
+        browser.manage().window().setSize(new Dimension(1100, 820));
 
         browser.get(base + "/idempotency/");
         assertThat(browser.findElement(By.id("backlog-empty")).getText()).isEqualTo("Nothing waits for an operator.");

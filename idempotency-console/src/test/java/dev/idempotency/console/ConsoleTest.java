@@ -147,6 +147,36 @@ class ConsoleTest {
     }
 
     @Test
+    void theKeyPageShowsTheClaimAndTheAttemptsThatMetItOldestFirst() throws Exception {
+        hold("P-attempts");
+        ConsoleTestApplication.Payouts payouts = app.getBean(ConsoleTestApplication.Payouts.class);
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> payouts.send("P-attempts"))
+                    .isInstanceOf(dev.idempotency.IdempotencyOutcomeUnknownException.class);
+        }
+
+        String page = Client.as("alice").get(keyPath("P-attempts")).body();
+        Matcher table = Pattern.compile("<table id=\"attempts\">(.*?)</table>").matcher(page);
+        assertThat(table.find()).as(page).isTrue();
+        Matcher what = Pattern.compile("<tr><td class=\"t\">[^<]+</td><td>([^<]+)</td><td>([^<]+)</td>"
+                + "<td>([^<]*)</td></tr>").matcher(table.group(1));
+        java.util.List<String> rows = new java.util.ArrayList<>();
+        while (what.find()) {
+            rows.add(what.group(1) + " | " + what.group(2) + " | " + what.group(3));
+        }
+        assertThat(rows).containsExactly(
+                "claimed the key | - | the record&#39;s claim, with the arguments&#39; digest above",
+                "held for review | IN_FLIGHT | it ended with java.lang.IllegalStateException: the payout gateway"
+                        + " timed out",
+                "refused: outcome unknown, held for review | NEEDS_REVIEW | ",
+                "refused: outcome unknown, held for review | NEEDS_REVIEW | ");
+        assertThat(page).as("the application has idempotency-mcp on its class path but no McpConfirmations bean")
+                .doesNotContain("Confirmation answers");
+        assertThat(app.getBean(IdempotencyAdmin.class).history("Payouts.send", "P-attempts"))
+                .as("attempts are not resolutions").isEmpty();
+    }
+
+    @Test
     void aResolutionNeedsItsOwnOriginTheCsrfTokenAndAReason() throws Exception {
         hold("P-guarded");
         Client alice = Client.as("alice");

@@ -16,9 +16,19 @@ import java.util.Objects;
  * {@code idempotency-jdbc-store}, {@code JdbcIdempotencyAudit}, a table beside the store's that joins the caller's
  * transaction as the store does, so that a resolution and its entry commit together.
  *
+ * <p>Beside the resolutions, an audit may keep the <b>attempts</b> that met a key in trouble ({@link Attempt}): a
+ * retry refused because the key is in flight, held for review or claimed with other arguments, a stale claim taken
+ * over, a key held for review. The executor appends them when it is given this audit
+ * ({@code IdempotentExecutor.Builder.attempts}); a plain first run and a replay are never recorded, so the calls
+ * that go well write nothing here. Both methods have defaults that keep nothing, so that an audit written before
+ * them still compiles and works.
+ *
  * <p>Implementations are thread-safe.
  */
 public interface IdempotencyAudit {
+
+    /** How many attempts an audit keeps of one key: the first ones, which show how it got into trouble. */
+    int ATTEMPTS_KEPT = 50;
 
     /**
      * Appends {@code entry}, the resolution of the key stored as {@code keyHash}. Called after the resolution it
@@ -33,6 +43,76 @@ public interface IdempotencyAudit {
 
     /** The latest entries of every key, the newest first, at most {@code limit}. */
     List<Entry> recent(int limit);
+
+    /**
+     * Appends {@code attempt}, one attempt that met the key stored as {@code keyHash}, unless the key has
+     * {@value #ATTEMPTS_KEPT} already. Called by the executor on the attempt's thread: outside the caller's transaction
+     * for a refusal or a hold (which must survive the caller's rollback), in it for a takeover made in it (which
+     * rolls back with it). The default keeps nothing.
+     *
+     * @throws RuntimeException if it cannot be written: the executor logs it and the call goes on as if recorded
+     */
+    default void attempt(byte[] keyHash, Attempt attempt) {
+    }
+
+    /** The attempts kept of one key, the oldest first, at most {@code limit}. The default: none. */
+    default List<Attempt> attempts(byte[] keyHash, int limit) {
+        return List.of();
+    }
+
+    /**
+     * One attempt that met a key in trouble, as the executor saw it.
+     *
+     * @param operation the operation name
+     * @param key       the readable key, as stored (cut to 255 characters)
+     * @param tier      the operation's tier
+     * @param met       the record's status the attempt met ({@link Status#IN_FLIGHT} for one refused while others
+     *                  waited, without reading it)
+     * @param kind      what the attempt got
+     * @param detail    what a person needs besides (the digests of a payload mismatch, the lease that ran out, the
+     *                  exception that left the key held), at most 1,000 characters
+     * @param at        when, on the executor's clock
+     */
+    record Attempt(String operation, String key, Tier tier, Status met, Kind kind, String detail, Instant at) {
+
+        /** The longest {@link #detail} kept; longer ones are cut. */
+        public static final int MAX_DETAIL = 1000;
+
+        public Attempt {
+            Objects.requireNonNull(operation, "operation");
+            Objects.requireNonNull(key, "key");
+            Objects.requireNonNull(tier, "tier");
+            Objects.requireNonNull(met, "met");
+            Objects.requireNonNull(kind, "kind");
+            Objects.requireNonNull(at, "at");
+            detail = detail.length() > MAX_DETAIL ? detail.substring(0, MAX_DETAIL) : detail;
+        }
+
+        /** What an attempt got. */
+        public enum Kind {
+            /**
+             * Refused: another attempt held the key in flight past the lock timeout. (A caller refused at once because
+             * too many callers of the key wait on its node is not recorded: that refusal sheds load.)
+             */
+            REFUSED_IN_PROGRESS,
+            /** Refused: the key is held for review, its outcome unknown. */
+            REFUSED_HELD,
+            /** Refused: the key was claimed with other arguments (a payload mismatch: the key reused). */
+            KEY_REUSED,
+            /** Took over a reversible claim whose lease had run out (its attempt crashed), and ran again. */
+            TOOK_OVER_STALE,
+            /** Found an irreversible claim whose lease had run out, and held it for review rather than run again. */
+            HELD_STALE,
+            /** Its own irreversible attempt may have acted without a recorded outcome: held for review. */
+            HELD_FOR_REVIEW
+        }
+
+        @Override
+        public String toString() {
+            return kind + " " + operation + " '" + key + "' (" + tier + ", met " + met + ") at " + at
+                    + (detail.isEmpty() ? "" : ": " + detail);
+        }
+    }
 
     /** What an operator did to a record. */
     enum Action {

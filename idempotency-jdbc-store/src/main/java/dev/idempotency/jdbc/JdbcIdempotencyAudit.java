@@ -26,7 +26,8 @@ import org.springframework.jdbc.core.RowMapper;
  * {@code DataSource} an entry is written in that transaction, so a resolution run in one (the Boot actuator endpoint
  * runs each so) and its entry commit together or not at all. Outside one, each entry commits on its own. Entries are
  * never updated, and nothing purges them: they are few (one per resolution by hand) and are the record of who
- * decided.
+ * decided. The same table keeps the attempts that met a key in trouble ({@link #attempt}), at most
+ * {@value IdempotencyAudit#ATTEMPTS_KEPT} per key; {@link #history} and {@link #recent} read the resolutions only.
  *
  * <p>Thread-safe.
  */
@@ -39,6 +40,8 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
             + " resolved_at";
     /** What a read returns: every column but the hash, which the caller gave or does not need. */
     private static final String READ = "operation, idem_key, tier, status_before, action, actor, reason, resolved_at";
+    /** What the action column of an attempt's row starts with, before the attempt's kind. */
+    private static final String ATTEMPT = "ATTEMPT_";
 
     private final JdbcTemplate jdbc;
     private final String tableName;
@@ -47,6 +50,8 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
     private final String insert;
     private final String history;
     private final String recent;
+    private final String countAttempts;
+    private final String attempts;
 
     private JdbcIdempotencyAudit(DataSource dataSource, String tableName, @Nullable JdbcDialect dialect,
             @Nullable JdbcIdempotencyStore store) {
@@ -56,8 +61,15 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
         this.store = store;
         // the table name is a validated identifier, the only text put into the statements
         this.insert = "INSERT INTO " + tableName + " (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
-        this.history = "SELECT " + READ + " FROM " + tableName + " WHERE key_hash = ? ORDER BY id DESC";
-        this.recent = "SELECT " + READ + " FROM " + tableName + " ORDER BY id DESC";
+        // an attempt's row has ATTEMPT_ before its kind in the action column: the resolutions are the other rows
+        this.history = "SELECT " + READ + " FROM " + tableName + " WHERE key_hash = ? AND action NOT LIKE '"
+                + ATTEMPT + "%' ORDER BY id DESC";
+        this.recent = "SELECT " + READ + " FROM " + tableName + " WHERE action NOT LIKE '" + ATTEMPT
+                + "%' ORDER BY id DESC";
+        this.countAttempts = "SELECT COUNT(*) FROM " + tableName + " WHERE key_hash = ? AND action LIKE '" + ATTEMPT
+                + "%'";
+        this.attempts = "SELECT " + READ + " FROM " + tableName + " WHERE key_hash = ? AND action LIKE '" + ATTEMPT
+                + "%' ORDER BY id";
     }
 
     /**
@@ -128,6 +140,53 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
             throw new IllegalStateException("cannot write to the audit table " + tableName + " (create it with "
                     + dialect.auditSchemaLocation() + "): " + ex.getMostSpecificCause().getMessage(), ex);
         }
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A row of the same table: the status met in {@code status_before}, {@code ATTEMPT_} and the kind in
+     * {@code action}, an empty {@code actor}, the detail in {@code reason}, the time in {@code resolved_at}. The key's
+     * attempts are counted first (one indexed read), and nothing is written once it has
+     * {@value IdempotencyAudit#ATTEMPTS_KEPT}.
+     *
+     * @throws IllegalStateException naming the table (and the script that creates it)
+     */
+    @Override
+    public void attempt(byte[] keyHash, Attempt a) {
+        JdbcDialect dialect = dialect();
+        try {
+            Long kept = jdbc.queryForObject(countAttempts, Long.class, (Object) keyHash.clone());
+            if (kept != null && kept >= ATTEMPTS_KEPT) {
+                return;
+            }
+            jdbc.update(insert, ps -> {
+                ps.setBytes(1, keyHash);
+                ps.setString(2, a.operation());
+                ps.setString(3, a.key());
+                ps.setString(4, a.tier().name());
+                ps.setString(5, a.met().name());
+                ps.setString(6, ATTEMPT + a.kind().name());
+                ps.setString(7, "");
+                ps.setString(8, a.detail());
+                dialect.bindInstant(ps, 9, a.at());
+            });
+        } catch (DataAccessException ex) {
+            throw new IllegalStateException("cannot write to the audit table " + tableName + " (create it with "
+                    + dialect.auditSchemaLocation() + "): " + ex.getMostSpecificCause().getMessage(), ex);
+        }
+    }
+
+    @Override
+    public List<Attempt> attempts(byte[] keyHash, int limit) {
+        return limited(limit).query(attempts, (ResultSet rs, int n) -> attempt(rs, dialect()),
+                (Object) keyHash.clone());
+    }
+
+    private static Attempt attempt(ResultSet rs, JdbcDialect dialect) throws SQLException {
+        return new Attempt(rs.getString(1), rs.getString(2), Tier.valueOf(rs.getString(3)),
+                Status.valueOf(rs.getString(4)), Attempt.Kind.valueOf(rs.getString(5).substring(ATTEMPT.length())),
+                rs.getString(7), Objects.requireNonNull(dialect.instant(rs, 8)));
     }
 
     @Override

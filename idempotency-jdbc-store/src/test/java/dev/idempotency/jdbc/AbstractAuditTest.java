@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyOutcomeUnknownException;
+import dev.idempotency.IdempotentExecutor;
+import dev.idempotency.IdempotentOperation;
+import dev.idempotency.ResultType;
 import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.ResolvedBy;
 import dev.idempotency.Tier;
@@ -11,6 +15,7 @@ import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.IdempotencyAudit;
 import dev.idempotency.store.IdempotencyAudit.Action;
+import dev.idempotency.store.IdempotencyAudit.Attempt;
 import dev.idempotency.store.IdempotencyRecord.Status;
 import java.time.Clock;
 import java.time.Duration;
@@ -59,9 +64,97 @@ abstract class AbstractAuditTest {
 
     /** An irreversible claim whose attempt died: in flight, its lease long over. */
     private void crashedClaim(String key) {
+        crashedClaim(OPERATION, Tier.IRREVERSIBLE, key, new byte[32]);
+    }
+
+    private void crashedClaim(String operation, Tier tier, String key, byte[] fingerprint) {
         Instant then = NOW.minus(Duration.ofHours(1));
-        store.claim(new ClaimRequest(Keys.hash(OPERATION, "", key), OPERATION, key, new byte[32], Tier.IRREVERSIBLE,
+        store.claim(new ClaimRequest(Keys.hash(operation, "", key), operation, key, fingerprint, tier,
                 then, then.plusSeconds(30), then.plus(Duration.ofDays(1)), Duration.ofSeconds(1)));
+    }
+
+    /** The fingerprint the executor gives a call with {@code arguments}, as it stored it for a first run. */
+    private byte[] fingerprintOf(Object... arguments) {
+        IdempotentOperation<String> probe = IdempotentOperation.builder("Probe.fingerprint", Tier.REVERSIBLE,
+                ResultType.of(String.class)).build();
+        IdempotentExecutor.builder(store).build().execute(probe, "probe", arguments, () -> "probed");
+        return store.find(Keys.hash(probe.name(), "", "probe")).orElseThrow().fingerprint();
+    }
+
+    private IdempotentExecutor executor(DataSourceTransactionManager transactions) {
+        return IdempotentExecutor.builder(store).clock(Clock.fixed(NOW, ZoneOffset.UTC))
+                .transactions(new SpringTransactionBridge(transactions)).attempts(audit).build();
+    }
+
+    @Test
+    void attemptsReadBackOldestFirstApartFromTheResolutionsAndOnlyTheFirstOnesOfAKey() {
+        byte[] hash = Keys.hash(OPERATION, "", "R-1");
+        for (int i = 0; i < IdempotencyAudit.ATTEMPTS_KEPT + 3; i++) {
+            audit.attempt(hash, new Attempt(OPERATION, "R-1", Tier.IRREVERSIBLE, Status.NEEDS_REVIEW,
+                    Attempt.Kind.REFUSED_HELD, "retry " + i, NOW.plusSeconds(i)));
+        }
+        Attempt reused = new Attempt(OPERATION, "R-2", Tier.IRREVERSIBLE, Status.COMPLETED, Attempt.Kind.KEY_REUSED,
+                "digest ✓ " + "d".repeat(990), NOW);
+        audit.attempt(Keys.hash(OPERATION, "", "R-2"), reused);
+        crashedClaim("R-1");
+        ResolvedBy alice = new ResolvedBy("alice", "no payout on the statement");
+        assertThat(admin(NOW).release(OPERATION, "R-1", alice)).isTrue();
+
+        java.util.List<Attempt> kept = admin(NOW).attempts(OPERATION, "", "R-1");
+        assertThat(kept).hasSize(IdempotencyAudit.ATTEMPTS_KEPT);
+        assertThat(kept.get(0)).isEqualTo(new Attempt(OPERATION, "R-1", Tier.IRREVERSIBLE, Status.NEEDS_REVIEW,
+                Attempt.Kind.REFUSED_HELD, "retry 0", NOW));
+        assertThat(kept).extracting(Attempt::at).isSorted();
+        assertThat(admin(NOW).attempts(OPERATION, "", "R-2")).containsExactly(reused);
+        assertThat(admin(NOW).history(OPERATION, "R-1")).as("the resolutions only").singleElement()
+                .extracting(IdempotencyAudit.Entry::action).isEqualTo(Action.RELEASED);
+        assertThat(admin(NOW).resolutions(10)).singleElement().extracting(IdempotencyAudit.Entry::key)
+                .isEqualTo("R-1");
+    }
+
+    @Test
+    void aRefusalInATransactionThatRollsBackStaysRecorded() {
+        crashedClaim(OPERATION, Tier.IRREVERSIBLE, "R-5", fingerprintOf("R-5"));
+        IdempotentOperation<String> refund = IdempotentOperation.builder(OPERATION, Tier.IRREVERSIBLE,
+                ResultType.of(String.class)).lockTimeout("1s").build();
+        DataSourceTransactionManager transactions = new DataSourceTransactionManager(database().dataSource());
+        TransactionTemplate tx = new TransactionTemplate(transactions);
+        IdempotentExecutor executor = executor(transactions);
+        for (int i = 0; i < 2; i++) {
+            assertThatThrownBy(() -> tx.executeWithoutResult(status -> executor.execute(refund, "R-5",
+                    new Object[] {"R-5"}, () -> "refunded"))).isInstanceOf(IdempotencyOutcomeUnknownException.class);
+        }
+
+        assertThat(admin(NOW).find(OPERATION, "R-5")).get().extracting(IdempotencyAdmin.Entry::status)
+                .isEqualTo(Status.NEEDS_REVIEW);
+        assertThat(admin(NOW).attempts(OPERATION, "", "R-5")).extracting(Attempt::kind)
+                .containsExactly(Attempt.Kind.HELD_STALE, Attempt.Kind.REFUSED_HELD);
+    }
+
+    @Test
+    void aTakeoverInATransactionThatRollsBackLeavesNoAttemptAsItLeavesNoTakeover() {
+        String operation = "Orders.create";
+        crashedClaim(operation, Tier.REVERSIBLE, "O-1", fingerprintOf("O-1"));
+        IdempotentOperation<String> order = IdempotentOperation.builder(operation, Tier.REVERSIBLE,
+                ResultType.of(String.class)).lockTimeout("1s").build();
+        DataSourceTransactionManager transactions = new DataSourceTransactionManager(database().dataSource());
+        TransactionTemplate tx = new TransactionTemplate(transactions);
+        IdempotentExecutor executor = executor(transactions);
+
+        assertThatThrownBy(() -> tx.executeWithoutResult(status -> executor.execute(order, "O-1",
+                new Object[] {"O-1"}, () -> {
+                    throw new IllegalStateException("the order service failed");
+                }))).isInstanceOf(IllegalStateException.class);
+        assertThat(admin(NOW).find(operation, "O-1")).as("the takeover rolled back").get()
+                .extracting(IdempotencyAdmin.Entry::createdAt).isEqualTo(NOW.minus(Duration.ofHours(1)));
+        assertThat(admin(NOW).attempts(operation, "", "O-1")).as("and its record with it").isEmpty();
+
+        String ordered = tx.execute(status -> executor.execute(order, "O-1", new Object[] {"O-1"}, () -> "ordered"));
+        assertThat(ordered).isEqualTo("ordered");
+        assertThat(admin(NOW).attempts(operation, "", "O-1")).singleElement().satisfies(a -> {
+            assertThat(a.kind()).isEqualTo(Attempt.Kind.TOOK_OVER_STALE);
+            assertThat(a.detail()).contains("the claim of " + NOW.minus(Duration.ofHours(1)));
+        });
     }
 
     @Test

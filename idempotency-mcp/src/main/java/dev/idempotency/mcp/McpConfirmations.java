@@ -256,9 +256,28 @@ public final class McpConfirmations implements ConfirmationGate {
      * @throws dev.idempotency.IdempotencyStoreException if the store fails
      */
     public List<Answer> answers(String principal, String operation, String key) {
+        return read(n -> answerId(principal, operation, key, n));
+    }
+
+    /**
+     * The elicitation answers given for a key by every principal, oldest first: what an operator looking at a key
+     * held for review reads without knowing whose call it was (the store keeps no principal; each answer names its
+     * own). Each answer is recorded a second time for this, under the operation and key alone, at most
+     * 64 per operation and key; answers recorded before this method existed are found by
+     * {@link #answers(String, String, String)} only.
+     *
+     * @param operation the operation name
+     * @param key       the call's idempotency key
+     * @throws dev.idempotency.IdempotencyStoreException if the store fails
+     */
+    public List<Answer> answers(String operation, String key) {
+        return read(n -> keyAnswerId(operation, key, n));
+    }
+
+    private List<Answer> read(java.util.function.IntFunction<byte[]> slot) {
         List<Answer> answers = new ArrayList<>();
         for (int n = 0; n < MAX_ANSWERS; n++) {
-            Optional<IdempotencyRecord> found = store.find(answerId(principal, operation, key, n));
+            Optional<IdempotencyRecord> found = store.find(slot.apply(n));
             if (found.isEmpty()) {
                 break;
             }
@@ -410,24 +429,36 @@ public final class McpConfirmations implements ConfirmationGate {
                 .getBytes(StandardCharsets.UTF_8));
     }
 
-    /** Claims the first free answer slot of the call, and completes it with the answer. */
+    /**
+     * Claims the first free answer slot of the call, and completes it with the answer; then the same in the slots of
+     * the operation and key, which {@link #answers(String, String)} reads.
+     */
     private void record(Answer answer, Duration retention) {
         byte[] data = JSON.writeValueAsBytes(answer);
         Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
         Instant until = now.plus(retention.isZero() ? ttl : retention);
+        if (!record(data, now, until, n -> answerId(answer.principal(), answer.operation(), answer.key(), n))) {
+            System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not recorded: "
+                    + MAX_ANSWERS + " elicitation answers are kept per call, and " + answer.tool() + " key '"
+                    + answer.key() + "' has them all");
+            return;
+        }
+        // a key's slots are full only when its principals answered 64 times: the per-call record above still stands
+        record(data, now, until, n -> keyAnswerId(answer.operation(), answer.key(), n));
+    }
+
+    private boolean record(byte[] data, Instant now, Instant until, java.util.function.IntFunction<byte[]> slot) {
         for (int n = 0; n < MAX_ANSWERS; n++) {
-            byte[] id = answerId(answer.principal(), answer.operation(), answer.key(), n);
+            byte[] id = slot.apply(n);
             ClaimResult claimed = store.claim(new ClaimRequest(id, ANSWER_OPERATION,
                     HexFormat.of().formatHex(id, 0, 8), id, Tier.REVERSIBLE, now, until, until,
                     Duration.ofSeconds(1)));
             if (claimed.isAcquired()) {
                 store.complete(id, until, data, until);
-                return;
+                return true;
             }
         }
-        System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not recorded: "
-                + MAX_ANSWERS + " elicitation answers are kept per call, and " + answer.tool() + " key '"
-                + answer.key() + "' has them all");
+        return false;
     }
 
     private static Waiting waiting(byte[] data) {
@@ -450,6 +481,11 @@ public final class McpConfirmations implements ConfirmationGate {
     private static byte[] answerId(String principal, String operation, String key, int n) {
         return Canonical.sha256(("answer|" + principal.length() + ":" + principal + "|" + operation.length() + ":"
                 + operation + "|" + key.length() + ":" + key + "|" + n).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static byte[] keyAnswerId(String operation, String key, int n) {
+        return Canonical.sha256(("key-answer|" + operation.length() + ":" + operation + "|" + key.length() + ":" + key
+                + "|" + n).getBytes(StandardCharsets.UTF_8));
     }
 
     /** A key of its own for {@code purpose}, derived from the secret (HMAC-SHA256 of the purpose). */

@@ -484,6 +484,27 @@ abstract class AbstractMcpToolsTest {
     }
 
     @Test
+    void theAnswersToAKeyAreListedWithoutItsPrincipalEachNamingWhoAnswered() {
+        McpSyncClient alice = fixture.client("alice",
+                request -> new McpSchema.ElicitResult(McpSchema.ElicitResult.Action.DECLINE, null));
+        McpSyncClient bob = fixture.client("bob",
+                request -> new McpSchema.ElicitResult(McpSchema.ElicitResult.Action.ACCEPT, Map.of("confirm", true)));
+        call(alice, "refund", refund("A-1", 4999, "k-1"), Map.of());
+        fixture.clock.advance(Duration.ofMinutes(1));
+        call(bob, "refund", refund("B-1", 100, "k-1"), Map.of());
+
+        List<McpConfirmations.Answer> answers = fixture.confirmations.answers("Payments.refund", "k-1");
+        assertThat(answers).extracting(McpConfirmations.Answer::principal).containsExactly("alice", "bob");
+        assertThat(answers).extracting(McpConfirmations.Answer::action).containsExactly("decline", "accept");
+        assertThat(answers.get(1).shown()).contains("B-1");
+        assertThat(answers).containsExactlyElementsOf(List.of(
+                fixture.confirmations.answers("alice", "Payments.refund", "k-1").get(0),
+                fixture.confirmations.answers("bob", "Payments.refund", "k-1").get(0)));
+        assertThat(fixture.confirmations.answers("Payments.refund", "k-2")).isEmpty();
+        assertThat(fixture.confirmations.answers("Orders.create", "k-1")).isEmpty();
+    }
+
+    @Test
     void withoutElicitationTheApproversYesIsTheRecordedAnswer() {
         McpSyncClient alice = fixture.client("alice");
         String token = token(call(alice, "refund", refund("A-1", 4999, "t-1"), Map.of()));

@@ -147,7 +147,8 @@ public final class IdempotencyAutoConfiguration {
             ObjectProvider<IdempotencyStore> stores, ResultCodec codec, ObjectProvider<JsonMapper> jsonMapper,
             ObjectProvider<IdempotencyScope> scope, ObjectProvider<ConfirmationGate> gate,
             ObjectProvider<IdempotencyListener> listeners, ObjectProvider<IdempotencyObserver> observer,
-            ObjectProvider<Clock> clock, ListableBeanFactory beans, IdempotencyProperties properties) {
+            ObjectProvider<IdempotencyAudit> audit, ObjectProvider<Clock> clock, ListableBeanFactory beans,
+            IdempotencyProperties properties) {
         IdempotencyStoreFront theFront = front.getIfAvailable();
         if (theFront == null) {
             throw new MissingIdempotencyStoreException(stores.stream().findAny().isPresent());
@@ -174,6 +175,8 @@ public final class IdempotencyAutoConfiguration {
             builder.confirmationGate(theGate);
         }
         observer.ifUnique(builder::observer);
+        // the attempts that meet a key in trouble go where the admin writes its resolutions, for the console
+        audit.ifUnique(builder::attempts);
         listeners.orderedStream().forEach(builder::listener);
         return builder.build();
     }
