@@ -106,9 +106,11 @@ final class RedisLink implements AutoCloseable {
     /** A cluster client of its own, on the cluster's seed nodes, that follows failovers. */
     static RedisLink cluster(List<String> seeds, Duration commandTimeout, Duration retryAfter, String name) {
         ClientResources resources = resources();
+        // the URI's timeout bounds the handshake of each node's connection and the topology queries, not the
+        // pre-filter's commands (TimeoutOptions): a cluster is learnt from several nodes, give them a little more
         List<RedisURI> uris = seeds.stream().map(s -> {
             RedisURI u = RedisURI.create(s);
-            u.setTimeout(commandTimeout);
+            u.setTimeout(connectTimeout(commandTimeout));
             return u;
         }).toList();
         RedisClusterClient made = RedisClusterClient.create(resources, uris);

@@ -1,0 +1,136 @@
+package dev.idempotency.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.idempotency.IdempotencyEvent.Outcome;
+import dev.idempotency.store.InMemoryIdempotencyStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The pre-filter through Sentinel ({@code redis-sentinel://} URI), on a master, its replica and three sentinels this
+ * class starts: outcomes are shared through the master the sentinels name; when that master is killed (SIGKILL),
+ * no call gets a wrong answer, the store answers while there is no master, and once the sentinels have promoted the
+ * replica the pre-filter reconnects to it by itself: what was shared before replays, and new outcomes are shared.
+ */
+class RedisSentinelIT {
+
+    private static final int MASTER = 7012;
+    private static final int REPLICA = 7013;
+    private static final int[] SENTINELS = {26380, 26381, 26382};
+    private static final String NAME = "idempotency-test";
+    private static final Duration TIMEOUT = Duration.ofMillis(200);
+    private static final Duration SLACK = Duration.ofMillis(800);
+
+    private RedisServers servers;
+    private final Node.Database database = new Node.Database(new InMemoryIdempotencyStore());
+    private final Map<String, AtomicInteger> runs = Node.newRuns();
+    private final List<Node> nodes = new ArrayList<>();
+
+    @BeforeEach
+    void start() throws Exception {
+        servers = RedisServers.open("sentinel");
+        servers.server(MASTER);
+        servers.server(REPLICA, "--replicaof", "127.0.0.1", Integer.toString(MASTER));
+        for (int port : SENTINELS) {
+            servers.sentinel(port, NAME, MASTER, 2);
+        }
+        // ready once every sentinel knows the replica and the two other sentinels (they tell each other every 2 s)
+        RedisServers.await(Duration.ofSeconds(20), () -> {
+            for (int port : SENTINELS) {
+                String master = servers.cli(port, "sentinel", "master", NAME);
+                if (!master.contains("num-slaves\n1\n") || !master.contains("num-other-sentinels\n2\n")) {
+                    return false;
+                }
+            }
+            return servers.cli(REPLICA, "info", "replication").contains("master_link_status:up");
+        }, () -> "the sentinels did not come up: " + servers.cli(SENTINELS[0], "sentinel", "master", NAME));
+    }
+
+    @AfterEach
+    void stop() {
+        nodes.forEach(Node::close);
+        if (servers != null) {
+            servers.close();
+        }
+    }
+
+    private Node node() {
+        String uri = "redis-sentinel://127.0.0.1:" + SENTINELS[0] + ",127.0.0.1:" + SENTINELS[1] + ",127.0.0.1:"
+                + SENTINELS[2] + "#" + NAME;
+        Node node = new Node(RedisPrefilter.wrap(database).uri(uri).secret(TestRedis.SECRET).keyPrefix("sentinel:")
+                .commandTimeout(TIMEOUT).retryAfter(Duration.ofMillis(200)).build(), runs);
+        nodes.add(node);
+        return node;
+    }
+
+    private Outcome callAndCheck(Node node, String key) {
+        long start = System.nanoTime();
+        String result = node.call(key);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("call of %s", key).isLessThan(TIMEOUT.plus(SLACK));
+        assertThat(result).as("the answer to %s", key).isEqualTo(key + "#1");
+        return node.lastOutcome();
+    }
+
+    @Test
+    void outcomesAreSharedThroughTheMasterTheSentinelsNameAndAgainAfterAFailover() throws Exception {
+        Node a = node();
+        List<String> keys = new ArrayList<>();
+        for (int k = 0; k < 20; k++) {
+            keys.add("K-" + k);
+            assertThat(a.call("K-" + k)).isEqualTo("K-" + k + "#1"); // the first call warms the JVM: not timed
+            assertThat(a.lastOutcome()).isEqualTo(Outcome.EXECUTED);
+        }
+        RedisServers.await(Duration.ofSeconds(10), () -> servers.cli(MASTER, "dbsize").strip().equals("20")
+                && servers.cli(REPLICA, "dbsize").strip().equals("20"), () -> "the outcomes did not reach both");
+        Node b = node(); // another node, that never ran a key: it replays each from the master
+        for (String k : keys) {
+            assertThat(callAndCheck(b, k)).isEqualTo(Outcome.REPLAYED_CACHED);
+        }
+
+        long killedAt = System.nanoTime();
+        servers.kill(MASTER);
+        int fromStore = 0;
+        int round = 0;
+        boolean recovered = false;
+        long failoverNanos = 0;
+        while (!recovered) {
+            assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).as("recovery after the kill")
+                    .isLessThan(Duration.ofSeconds(30));
+            for (String k : keys) {
+                if (callAndCheck(b, k) == Outcome.REPLAYED) {
+                    fromStore++;
+                }
+            }
+            String fresh = "N-" + round++;
+            assertThat(callAndCheck(a, fresh)).isEqualTo(Outcome.EXECUTED);
+            keys.add(fresh);
+            if (failoverNanos == 0 && servers.cli(SENTINELS[0], "sentinel", "get-master-addr-by-name", NAME)
+                    .contains(Integer.toString(REPLICA))) {
+                failoverNanos = System.nanoTime() - killedAt;
+            }
+            recovered = failoverNanos > 0 && callAndCheck(b, "K-0") == Outcome.REPLAYED_CACHED;
+            Thread.sleep(50);
+        }
+        assertThat(fromStore).as("calls the store answered while there was no master").isPositive();
+        // what the old master shared replays from the new one, on both nodes; and a new outcome is shared there
+        for (String k : keys.subList(0, 20)) {
+            assertThat(callAndCheck(a, k)).isEqualTo(Outcome.REPLAYED_CACHED);
+            assertThat(callAndCheck(b, k)).isEqualTo(Outcome.REPLAYED_CACHED);
+        }
+        a.call("after-failover");
+        RedisServers.await(Duration.ofSeconds(10), () -> b.call("after-failover").equals("after-failover#1")
+                && b.lastOutcome() == Outcome.REPLAYED_CACHED, () -> "a new outcome was not shared after failover");
+        assertThat(servers.cli(REPLICA, "role")).startsWith("master");
+        assertThat(runs).allSatisfy((key, n) -> assertThat(n).as("runs of %s", key).hasValue(1));
+        System.out.printf("sentinel failover: master killed, replica promoted after %.1f s, pre-filter recovered"
+                + " after %.1f s, %d calls answered by the store meanwhile, wrong answers 0%n", failoverNanos / 1e9,
+                (System.nanoTime() - killedAt) / 1e9, fromStore);
+    }
+}
