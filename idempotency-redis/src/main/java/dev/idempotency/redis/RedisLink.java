@@ -237,8 +237,22 @@ final class RedisLink implements AutoCloseable {
         }
         if (ownsClient) {
             AbstractRedisClient made = client != null ? client : Objects.requireNonNull(clusterClient);
+            if (clusterClient != null) {
+                // a topology refresh still under way would open connections on the event loops shut down below
+                clusterClient.suspendTopologyRefresh();
+                long end = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+                while (clusterClient.isTopologyRefreshInProgress() && System.nanoTime() - end < 0) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(5_000_000L);
+                }
+            }
             made.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-            Objects.requireNonNull(ownedResources).shutdown(0, 2, TimeUnit.SECONDS);
+            try {
+                Objects.requireNonNull(ownedResources).shutdown(0, 2, TimeUnit.SECONDS).get(3, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                LOG.log(System.Logger.Level.DEBUG, "Redis pre-filter (" + name + "): closing: " + e);
+            }
         }
     }
 }

@@ -2,7 +2,9 @@ package dev.idempotency.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyEvent.Outcome;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import io.lettuce.core.RedisURI;
@@ -163,6 +165,16 @@ class RedisClusterFailoverIT {
             assertThat(b.lastOutcome()).isEqualTo(Outcome.REPLAYED_CACHED);
         }
         assertThat(runs).allSatisfy((key, n) -> assertThat(n).as("runs of %s", key).hasValue(1));
+
+        // an eviction on the promoted master: the outcome and its marker are written in one slot by one script
+        String evicted = victims.get(0);
+        assertThat(IdempotencyAdmin.builder(a.prefilter).build().evict(Node.ORDER.name(), evicted,
+                new ResolvedBy("test-operator", "after the failover"))).isTrue();
+        assertThat(servers.cli(replicaPort, "exists", redisKey(evicted)).strip()).isEqualTo("0");
+        assertThat(servers.cli(replicaPort, "exists", prefix + "evicted:" + redisKey(evicted).substring(prefix
+                .length())).strip()).isEqualTo("1");
+        assertThat(b.call(evicted)).isEqualTo(evicted + "#2");
+        assertThat(b.lastOutcome()).isEqualTo(Outcome.EXECUTED);
         System.out.printf("cluster failover: master %d killed, replica promoted after %.1f s, pre-filter recovered"
                 + " after %.1f s, %d calls answered by the store meanwhile, wrong answers 0%n", victim,
                 failoverNanos / 1e9, (System.nanoTime() - killedAt) / 1e9, fromStore);
