@@ -4,18 +4,22 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.api.sync.RedisScriptingCommands;
 import io.lettuce.core.api.sync.RedisStringCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
@@ -156,16 +160,7 @@ final class RedisLink implements AutoCloseable {
 
     /** The commands, or null while Redis is left alone after a failure (or cannot be connected to). */
     @Nullable Commands commands() {
-        return connect(false);
-    }
-
-    /** The commands, even while Redis is left alone after a failure; null if it cannot be connected to. */
-    @Nullable Commands commandsEvenIfQuiet() {
-        return connect(true);
-    }
-
-    private @Nullable Commands connect(boolean evenIfQuiet) {
-        if (!evenIfQuiet && quiet && nanoTime.getAsLong() - quietUntil < 0) {
+        if (quiet && nanoTime.getAsLong() - quietUntil < 0) {
             return null;
         }
         Commands c = commands;
@@ -198,6 +193,52 @@ final class RedisLink implements AutoCloseable {
         c.setTimeout(commandTimeout);
         connection = c;
         return new Commands(c.sync(), c.sync(), c.async(), c.async());
+    }
+
+    /**
+     * Runs {@code script} on the master that holds {@code keys} (one slot), on a connection of its own, and then
+     * waits (at most half the command timeout) until one of the master's replicas, if it has any, has it too: Redis
+     * replicates asynchronously, and a write that a failover could lose must not count as done. A failover promotes the
+     * replica furthest ahead, so one confirmation is enough. The connection is opened and closed here, so that the
+     * wait never holds up the calls' commands on the shared one.
+     *
+     * @throws IllegalStateException if no replica confirmed the write in time (the master has it; retry)
+     * @throws RuntimeException as Lettuce throws it, if Redis cannot be reached or the script fails
+     */
+    void writeEverywhere(String script, byte[][] keys, byte[]... args) {
+        StatefulConnection<byte[], byte[]> own = null;
+        try {
+            StatefulRedisConnection<byte[], byte[]> master;
+            if (clusterClient != null) {
+                StatefulRedisClusterConnection<byte[], byte[]> cluster = clusterClient.connect(ByteArrayCodec.INSTANCE);
+                own = cluster;
+                RedisClusterNode node = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(keys[0]));
+                if (node == null) {
+                    throw new IllegalStateException("no master serves the slot of " + new String(keys[0],
+                            java.nio.charset.StandardCharsets.UTF_8));
+                }
+                master = cluster.getConnection(node.getUri().getHost(), node.getUri().getPort());
+            } else {
+                master = Objects.requireNonNull(client).connect(ByteArrayCodec.INSTANCE);
+                own = master;
+            }
+            master.setTimeout(commandTimeout);
+            RedisCommands<byte[], byte[]> sync = master.sync();
+            sync.eval(script, ScriptOutputType.INTEGER, keys, args);
+            List<Object> role = sync.role();
+            int replicas = role.size() > 2 && role.get(2) instanceof List<?> list ? list.size() : 0;
+            // half the command timeout: Redis may end a WAIT up to a tick (100 ms at hz 10) late, and the client's
+            // own timeout then answers instead (a failure either way)
+            long waitMillis = Math.max(1, commandTimeout.toMillis() / 2);
+            if (replicas > 0 && sync.waitForReplication(1, waitMillis) < 1) {
+                throw new IllegalStateException("none of the " + replicas + " replicas of the Redis master confirmed"
+                        + " the write within " + waitMillis + " ms, so a failover could undo it");
+            }
+        } finally {
+            if (own != null) {
+                own.close();
+            }
+        }
     }
 
     /** A command answered: Redis is used again, and its recovery is logged once. */

@@ -355,25 +355,16 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         long markFor = Math.max(0, Duration.between(clock.instant(), observed.expiresAt()).toMillis())
                 + MARKER_MARGIN.toMillis();
         byte[][] both = keys.outcomeAndMarker(observed.keyHash());
-        RuntimeException failure;
-        RedisLink.Commands c = link.commandsEvenIfQuiet();
-        if (c != null) {
-            try {
-                c.scripts().<Long>eval(RedisKeys.EVICT, ScriptOutputType.INTEGER, both,
-                        RecordFormat.identity(observed), RedisKeys.ascii(markFor));
-                link.succeeded();
-                return;
-            } catch (RuntimeException e) {
-                link.failed("eviction", e);
-                failure = e;
-            }
-        } else {
-            failure = null;
+        try {
+            link.writeEverywhere(RedisKeys.EVICT, both, RecordFormat.identity(observed), RedisKeys.ascii(markFor));
+            link.succeeded();
+        } catch (RuntimeException e) {
+            link.failed("eviction", e);
+            throw new IllegalStateException("cannot remove operation " + observed.operation() + " key '"
+                    + observed.key() + "' from the Redis pre-filter (prefix " + prefixText + "): " + e.getMessage()
+                    + "; the store was not changed, so that its outcome does not go on replaying from Redis. Retry"
+                    + " when Redis is back", e);
         }
-        throw new IllegalStateException("cannot remove operation " + observed.operation() + " key '"
-                + observed.key() + "' from the Redis pre-filter (prefix " + prefixText + "): Redis cannot be reached"
-                + (failure == null ? "" : " (" + failure.getMessage() + ")") + "; nothing was changed, so that"
-                + " its outcome does not go on replaying from Redis. Retry when Redis is back", failure);
     }
 
     private void delete(byte[] keyHash) {

@@ -1,11 +1,16 @@
 package dev.idempotency.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyEvent.Outcome;
+import dev.idempotency.ResolvedBy;
+import dev.idempotency.internal.Keys;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,6 +32,7 @@ class RedisSentinelIT {
     private static final String NAME = "idempotency-test";
     private static final Duration TIMEOUT = Duration.ofMillis(200);
     private static final Duration SLACK = Duration.ofMillis(800);
+    private static final ResolvedBy BY = new ResolvedBy("test-operator", "checked by the test");
 
     private RedisServers servers;
     private final Node.Database database = new Node.Database(new InMemoryIdempotencyStore());
@@ -37,7 +43,7 @@ class RedisSentinelIT {
     void start() throws Exception {
         servers = RedisServers.open("sentinel");
         servers.server(MASTER);
-        servers.server(REPLICA, "--replicaof", "127.0.0.1", Integer.toString(MASTER));
+        servers.server(REPLICA, "--replicaof", "127.0.0.1", Integer.toString(MASTER), "--enable-debug-command", "yes");
         for (int port : SENTINELS) {
             servers.sentinel(port, NAME, MASTER, 2);
         }
@@ -78,6 +84,31 @@ class RedisSentinelIT {
         return node.lastOutcome();
     }
 
+    /**
+     * An eviction counts only once the replica has it: a failover right after must not bring the evicted outcome
+     * back. With the replica stalled, the eviction fails and the store keeps the record; once it answers again, the
+     * eviction is on the replica by the time it returns.
+     */
+    private void evictionsWaitForTheReplica(Node a, Node b) throws Exception {
+        IdempotencyAdmin admin = IdempotencyAdmin.builder(a.prefilter).build();
+        a.call("E-1");
+        String redisKey = "sentinel:{" + HexFormat.of().formatHex(Keys.hash(Node.ORDER.name(), "", "E-1")) + "}";
+        RedisServers.await(Duration.ofSeconds(10), () -> servers.cli(REPLICA, "exists", redisKey).strip().equals("1"),
+                () -> "E-1 did not reach the replica");
+        Thread stall = new Thread(() -> servers.cli(REPLICA, "debug", "sleep", "1.5"));
+        stall.start();
+        Thread.sleep(300);
+        assertThatThrownBy(() -> admin.evict(Node.ORDER.name(), "E-1", BY)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("key 'E-1'").hasMessageContaining("the store was not changed");
+        assertThat(b.call("E-1")).isEqualTo("E-1#1"); // the store still holds it
+        stall.join();
+        assertThat(admin.evict(Node.ORDER.name(), "E-1", BY)).isTrue();
+        assertThat(servers.cli(REPLICA, "exists", redisKey).strip()).isEqualTo("0");
+        assertThat(b.call("E-1")).isEqualTo("E-1#2");
+        assertThat(b.lastOutcome()).isEqualTo(Outcome.EXECUTED);
+        runs.remove("E-1");
+    }
+
     @Test
     void outcomesAreSharedThroughTheMasterTheSentinelsNameAndAgainAfterAFailover() throws Exception {
         Node a = node();
@@ -93,6 +124,8 @@ class RedisSentinelIT {
         for (String k : keys) {
             assertThat(callAndCheck(b, k)).isEqualTo(Outcome.REPLAYED_CACHED);
         }
+
+        evictionsWaitForTheReplica(a, b);
 
         long killedAt = System.nanoTime();
         servers.kill(MASTER);
