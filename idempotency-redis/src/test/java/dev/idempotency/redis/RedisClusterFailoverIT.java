@@ -1,5 +1,6 @@
 package dev.idempotency.redis;
 
+import static dev.idempotency.redis.FailoverRun.callAndCheck;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.idempotency.IdempotencyAdmin;
@@ -31,9 +32,6 @@ import org.junit.jupiter.api.Test;
 class RedisClusterFailoverIT {
 
     private static final int[] PORTS = {7006, 7007, 7008, 7009, 7010, 7011};
-    private static final Duration TIMEOUT = Duration.ofMillis(200);
-    /** What one call may cost beyond the command timeout on a loaded two-core machine. */
-    private static final Duration SLACK = Duration.ofMillis(800);
     private static final int KEYS = 60;
 
     private RedisServers servers;
@@ -67,7 +65,7 @@ class RedisClusterFailoverIT {
     private Node node() {
         Node node = new Node(RedisPrefilter.wrap(database).cluster("redis://127.0.0.1:" + PORTS[0],
                 "redis://127.0.0.1:" + PORTS[1], "redis://127.0.0.1:" + PORTS[2]).secret(TestRedis.SECRET)
-                .keyPrefix(prefix).commandTimeout(TIMEOUT).retryAfter(Duration.ofMillis(200)).build(), runs);
+                .keyPrefix(prefix).commandTimeout(FailoverRun.TIMEOUT).retryAfter(Duration.ofMillis(200)).build(), runs);
         nodes.add(node);
         return node;
     }
@@ -80,15 +78,6 @@ class RedisClusterFailoverIT {
     private int masterPort(String key) {
         RedisClusterNode master = probe.getPartitions().getMasterBySlot(SlotHash.getSlot(redisKey(key)));
         return master.getUri().getPort();
-    }
-
-    /** Calls {@code key}: the answer must be its one run's outcome, and the call must cost at most a timeout. */
-    private Outcome callAndCheck(Node node, String key) {
-        long start = System.nanoTime();
-        String result = node.call(key);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("call of %s", key).isLessThan(TIMEOUT.plus(SLACK));
-        assertThat(result).as("the answer to %s", key).isEqualTo(key + "#1");
-        return node.lastOutcome();
     }
 
     @Test
@@ -119,34 +108,10 @@ class RedisClusterFailoverIT {
         RedisServers.await(Duration.ofSeconds(10), () -> servers.cli(replicaPort, "dbsize").strip()
                 .equals(servers.cli(victim, "dbsize").strip()), () -> "the replica did not catch up");
 
-        long killedAt = System.nanoTime();
-        servers.kill(victim);
         int surviving = victim == PORTS[0] ? PORTS[1] : PORTS[0];
-        int round = 0;
-        int fromStore = 0;
-        boolean failedOver = false;
-        boolean recovered = false;
-        long failoverNanos = 0;
-        while (!recovered) {
-            assertThat(Duration.ofNanos(System.nanoTime() - killedAt)).as("recovery after the kill")
-                    .isLessThan(Duration.ofSeconds(30));
-            for (String k : keys) {
-                if (callAndCheck(a, k) == Outcome.REPLAYED) {
-                    fromStore++;
-                }
-            }
-            String fresh = "N-" + round++;
-            assertThat(callAndCheck(a, fresh)).isEqualTo(Outcome.EXECUTED);
-            keys.add(fresh);
-            if (!failedOver && failedOver(surviving, victim)) {
-                failedOver = true;
-                failoverNanos = System.nanoTime() - killedAt;
-            }
-            // recovered: a key of the dead master's slots replays from Redis again
-            recovered = failedOver && victims.stream().allMatch(k -> callAndCheck(a, k) == Outcome.REPLAYED_CACHED);
-            Thread.sleep(50);
-        }
-        assertThat(fromStore).as("calls the store answered while the slots were down").isPositive();
+        // recovered: the keys of the dead master's slots replay from Redis again
+        FailoverRun run = FailoverRun.run(a, a, keys, () -> servers.kill(victim), () -> failedOver(surviving, victim),
+                () -> victims.stream().allMatch(k -> callAndCheck(a, k) == Outcome.REPLAYED_CACHED));
         assertThat(a.prefilter.failures()).isPositive();
 
         // new outcomes of the taken-over slots are shared again, and a node that never saw a key replays it
@@ -175,9 +140,7 @@ class RedisClusterFailoverIT {
                 .length())).strip()).isEqualTo("1");
         assertThat(b.call(evicted)).isEqualTo(evicted + "#2");
         assertThat(b.lastOutcome()).isEqualTo(Outcome.EXECUTED);
-        System.out.printf("cluster failover: master %d killed, replica promoted after %.1f s, pre-filter recovered"
-                + " after %.1f s, %d calls answered by the store meanwhile, wrong answers 0%n", victim,
-                failoverNanos / 1e9, (System.nanoTime() - killedAt) / 1e9, fromStore);
+        System.out.println(run.line("cluster failover: master " + victim + " killed"));
     }
 
     /** Whether the cluster, seen from {@code surviving}, is whole again with the dead master's slots moved away. */
