@@ -213,11 +213,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     /** Renews in the store; this node's own claim then goes by its new lease, so that its outcome is still cached. */
     @Override
     public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        boolean renewed = delegate().renew(keyHash, leaseUntil, newLeaseUntil);
-        if (renewed) {
-            own.renewed(keyHash, leaseUntil, newLeaseUntil);
-        }
-        return renewed;
+        return own.renew(delegate(), keyHash, leaseUntil, newLeaseUntil);
     }
 
     /** Resolves in the store and forgets the key here; the next claim reads the operator's decision. */

@@ -3,6 +3,7 @@ package dev.idempotency.internal;
 import dev.idempotency.TransactionBridge;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.IdempotencyRecord;
+import dev.idempotency.store.IdempotencyStore;
 import java.nio.ByteBuffer;
 import java.time.Clock;
 import java.time.Instant;
@@ -64,10 +65,14 @@ public final class OwnClaims {
         claims.put(id(request.keyHash()), new OwnClaim(request, transactional));
     }
 
-    /** The claim now goes by its new lease (the store renewed it). */
-    public void renewed(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        claims.computeIfPresent(ByteBuffer.wrap(keyHash), (id, c) -> c.request().leaseUntil().equals(leaseUntil)
-                ? new OwnClaim(c.request().withLeaseUntil(newLeaseUntil), c.transactional()) : c);
+    /** Renews the lease in {@code store}; once renewed, this node's claim goes by its new lease. */
+    public boolean renew(IdempotencyStore store, byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
+        boolean renewed = store.renew(keyHash, leaseUntil, newLeaseUntil);
+        if (renewed) {
+            claims.computeIfPresent(ByteBuffer.wrap(keyHash), (id, c) -> c.request().leaseUntil().equals(leaseUntil)
+                    ? new OwnClaim(c.request().withLeaseUntil(newLeaseUntil), c.transactional()) : c);
+        }
+        return renewed;
     }
 
     /** Forgets the claim of {@code keyHash} under {@code leaseUntil} (released, or marked for review). */

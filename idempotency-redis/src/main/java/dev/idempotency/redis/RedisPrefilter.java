@@ -191,11 +191,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
 
     @Override
     public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        boolean renewed = delegate().renew(keyHash, leaseUntil, newLeaseUntil);
-        if (renewed) {
-            own.renewed(keyHash, leaseUntil, newLeaseUntil);
-        }
-        return renewed;
+        return own.renew(delegate(), keyHash, leaseUntil, newLeaseUntil);
     }
 
     @Override
