@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.fail;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,17 +80,28 @@ final class RedisServers implements AutoCloseable {
     }
 
     private void start(int port, Path home, List<String> command) {
+        try (Socket taken = new Socket("127.0.0.1", port)) {
+            fail("port " + port + " is already in use (a server left by an earlier run?): the suite would talk to it");
+        } catch (IOException free) {
+            // as it must be
+        }
+        Process p = null;
         try {
             Files.createDirectories(home);
-            Process p = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(home.resolve("stdout").toFile()).start();
+            p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(home.resolve("stdout").toFile())
+                    .start();
             processes.put(port, p);
         } catch (IOException e) {
             fail("cannot start " + command.get(0) + " on port " + port + " (" + e.getMessage() + "): the Redis"
                     + " Cluster and Sentinel suites need redis-server and redis-cli on the PATH", e);
         }
-        await(START_WITHIN, () -> "PONG".equals(cli(port, "ping").strip()),
-                () -> command.get(0) + " on port " + port + " did not answer PING: " + log(port));
+        Process started = p;
+        await(START_WITHIN, () -> {
+            if (!started.isAlive()) {
+                fail(String.join(" ", command) + " ended at once: " + log(port));
+            }
+            return "PONG".equals(cli(port, "ping").strip());
+        }, () -> command.get(0) + " on port " + port + " did not answer PING: " + log(port));
     }
 
     /**
