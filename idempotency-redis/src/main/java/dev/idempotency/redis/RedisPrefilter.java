@@ -69,8 +69,9 @@ import org.jspecify.annotations.Nullable;
  * first removes it from Redis and leaves a marker, until the outcome's own expiry, that keeps a copy read from the
  * store before the eviction from being written back by any node; every node then sees the eviction at once (a
  * {@code CaffeinePrefilter} in front of another node still holds its own copy until its {@code maximumAge}). If
- * Redis cannot be reached, the eviction fails and changes nothing: the store is not touched, so a stale copy cannot
- * go on replaying from Redis.
+ * Redis cannot be reached, or a master with replicas gets no replica's confirmation of the eviction within half the
+ * command timeout (a failover could undo it), the eviction fails and the store is not touched, so a stale copy
+ * cannot go on replaying from Redis.
  *
  * <p>Thread-safe. {@link #close()} closes the connection (and the client, if this pre-filter made it).
  */
