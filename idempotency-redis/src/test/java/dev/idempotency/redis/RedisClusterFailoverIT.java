@@ -65,7 +65,8 @@ class RedisClusterFailoverIT {
     private Node node() {
         Node node = new Node(RedisPrefilter.wrap(database).cluster("redis://127.0.0.1:" + PORTS[0],
                 "redis://127.0.0.1:" + PORTS[1], "redis://127.0.0.1:" + PORTS[2]).secret(TestRedis.SECRET)
-                .keyPrefix(prefix).commandTimeout(FailoverRun.TIMEOUT).retryAfter(Duration.ofMillis(200)).build(), runs);
+                .keyPrefix(prefix).commandTimeout(FailoverRun.TIMEOUT).retryAfter(Duration.ofMillis(200)).build(),
+                runs);
         nodes.add(node);
         return node;
     }
