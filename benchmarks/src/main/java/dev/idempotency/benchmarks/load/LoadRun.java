@@ -21,11 +21,13 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
 import org.HdrHistogram.Histogram;
@@ -37,8 +39,9 @@ import org.HdrHistogram.Histogram;
  * <ol>
  *   <li>a warm-up (every variant in turn at a quarter, a half and all of the warm-up rate, discarded);</li>
  *   <li>the unloaded latencies, at a low rate;</li>
- *   <li>a ladder of rates; a variant whose p99 exceeds 10 × its unloaded p99 has found its knee and stops climbing.
- *   </li>
+ *   <li>a ladder of rates; a variant whose p99 exceeds 10 × its unloaded p99 at two rates in a row has found its
+ *       knee, the first of the two, and stops climbing (above at one rate only, then below again, was a burst of
+ *       the machine's other work; above at the last rate only is reported as unconfirmed).</li>
  * </ol>
  * At every rate, unloaded included, guarded and unguarded (of one duplicate share) run in alternating slices of a
  * few seconds, A-B-B-A, and each variant's slices are merged: on a shared machine whose other work comes and goes, a
@@ -71,7 +74,7 @@ public final class LoadRun {
 
     private static Map<String, String> defaults() {
         Map<String, String> d = new LinkedHashMap<>();
-        d.put("rates", "100,150,200,275,350,450,550,700,850,1000,1250,1500,2000");
+        d.put("rates", "200,300,450,650,900,1300,1800,2500,3500,5000");
         d.put("slice-seconds", "2");          // recorded per slice
         d.put("slice-head-seconds", "0.5");   // sent before each slice's recorded part, not recorded
         d.put("slices", "2");                 // per variant and rate: guarded, unguarded, unguarded, guarded
@@ -176,7 +179,8 @@ public final class LoadRun {
 
     /** What one phase (a number of nodes) measured. */
     record Phase(int nodes, List<Variant> variants, Map<Variant, OpenLoop.Result> unloaded,
-            Map<Double, Map<Variant, OpenLoop.Result>> ladder, Map<Variant, Double> knees, double maxRate) {
+            Map<Double, Map<Variant, OpenLoop.Result>> ladder, Map<Variant, Double> knees,
+            Set<Variant> unconfirmed, double maxRate) {
     }
 
     private Phase phase(int nodeCount, List<Variant> variants) {
@@ -204,6 +208,7 @@ public final class LoadRun {
                     Integer.parseInt(options.get("unloaded-slices")), false, "unloaded");
             Map<Double, Map<Variant, OpenLoop.Result>> ladder = new LinkedHashMap<>();
             Map<Variant, Double> knees = new LinkedHashMap<>();
+            Map<Variant, Double> above = new LinkedHashMap<>();
             double maxRate = 0;
             List<Double> rates = Arrays.stream(options.get("rates").split(",")).map(s -> Double.valueOf(s.strip()))
                     .toList();
@@ -215,13 +220,24 @@ public final class LoadRun {
                 Map<Variant, OpenLoop.Result> atRate = interleaved(urls, climbing, rate,
                         Integer.parseInt(options.get("slices")), k % 2 == 1, "rate " + (long) rate);
                 for (Map.Entry<Variant, OpenLoop.Result> r : atRate.entrySet()) {
-                    if (r.getValue().millis(99) > KNEE_FACTOR * unloaded.get(r.getKey()).millis(99)) {
-                        knees.put(r.getKey(), rate);
+                    Variant v = r.getKey();
+                    if (r.getValue().millis(99) <= KNEE_FACTOR * unloaded.get(v).millis(99)) {
+                        above.remove(v);     // a burst of the machine's other work, not the knee
+                    } else if (above.containsKey(v)) {
+                        knees.put(v, above.get(v));
+                    } else {
+                        above.put(v, rate);
                     }
                 }
                 ladder.put(rate, atRate);
             }
-            return new Phase(nodeCount, variants, unloaded, ladder, knees, maxRate);
+            Set<Variant> unconfirmed = new HashSet<>();
+            above.forEach((v, rate) -> {
+                if (knees.putIfAbsent(v, rate) == null) {
+                    unconfirmed.add(v);
+                }
+            });
+            return new Phase(nodeCount, variants, unloaded, ladder, knees, unconfirmed, maxRate);
         }
     }
 

@@ -33,9 +33,10 @@ final class Report {
         if (three != null) {
             latencies(md, three);
         }
-        md.append("The knee: the first rate of the ladder at which p99 exceeded ")
+        md.append("The knee: the first of two rates in a row of the ladder at which p99 exceeded ")
                 .append(String.format(Locale.ROOT, "%.0f", LoadRun.KNEE_FACTOR))
-                .append(" × the variant's own unloaded p99 (in brackets, the last rate it held).\n\n");
+                .append(" × the variant's own unloaded p99 (in brackets, the last rate below it; a p99 above that"
+                        + " bound is in bold in the tables above).\n\n");
         md.append("| nodes | duplicates | unloaded p99, guarded / unguarded (ms) | knee, guarded (req/s)"
                 + " | knee, unguarded (req/s) | guarded / unguarded |\n|---|---|---|---|---|---|\n");
         knees(md, one);
@@ -47,11 +48,14 @@ final class Report {
 
     private static void latencies(StringBuilder md, LoadRun.Phase phase) {
         md.append(phase.nodes() == 1 ? "One node" : phase.nodes() + " nodes, one database")
-                .append(": latency from the intended start (ms), guarded / unguarded measured back to back.\n\n");
+                .append(": latency from the intended start (ms), guarded and unguarded in alternating slices. Generator"
+                        + " late: how late the generator's own pacer was at worst (the machine's other work; it is"
+                        + " part of the latencies).\n\n");
         md.append("| rate (req/s) | duplicates | guarded p50 / p99 / p99.9 | unguarded p50 / p99 / p99.9"
-                + " | ratio p50 | ratio p99 | ratio p99.9 | failures g / u |\n|---|---|---|---|---|---|---|---|\n");
+                + " | ratio p50 | ratio p99 | ratio p99.9 | failures g / u | generator late, max ms g / u |\n"
+                + "|---|---|---|---|---|---|---|---|---|\n");
         for (int d : duplicates(phase)) {
-            row(md, String.format(Locale.ROOT, "unloaded (%.0f)", rateOf(phase.unloaded())), d,
+            row(md, phase, String.format(Locale.ROOT, "unloaded (%.0f)", rateOf(phase.unloaded())), d,
                     phase.unloaded().get(new LoadRun.Variant(true, d)),
                     phase.unloaded().get(new LoadRun.Variant(false, d)));
         }
@@ -60,7 +64,7 @@ final class Report {
                 OpenLoop.Result g = rate.getValue().get(new LoadRun.Variant(true, d));
                 OpenLoop.Result u = rate.getValue().get(new LoadRun.Variant(false, d));
                 if (g != null || u != null) {
-                    row(md, String.format(Locale.ROOT, "%.0f", rate.getKey()), d, g, u);
+                    row(md, phase, String.format(Locale.ROOT, "%.0f", rate.getKey()), d, g, u);
                 }
             }
         }
@@ -81,18 +85,29 @@ final class Report {
         return d;
     }
 
-    private static void row(StringBuilder md, String rate, int duplicates, OpenLoop.Result g, OpenLoop.Result u) {
+    private static void row(StringBuilder md, LoadRun.Phase phase, String rate, int duplicates, OpenLoop.Result g,
+            OpenLoop.Result u) {
+        double boundG = LoadRun.KNEE_FACTOR * phase.unloaded().get(new LoadRun.Variant(true, duplicates)).millis(99);
+        double boundU = LoadRun.KNEE_FACTOR * phase.unloaded().get(new LoadRun.Variant(false, duplicates)).millis(99);
         md.append("| ").append(rate).append(" | ").append(duplicates).append("% | ")
-                .append(triple(g)).append(" | ").append(triple(u)).append(" | ")
+                .append(triple(g, boundG)).append(" | ").append(triple(u, boundU)).append(" | ")
                 .append(ratio(g, u, 50)).append(" | ").append(ratio(g, u, 99)).append(" | ")
                 .append(ratio(g, u, 99.9)).append(" | ")
                 .append(g == null ? "–" : g.failures()).append(" / ").append(u == null ? "–" : u.failures())
-                .append(" |\n");
+                .append(" | ").append(late(g)).append(" / ").append(late(u)).append(" |\n");
     }
 
-    private static String triple(OpenLoop.Result r) {
-        return r == null ? "– (past its knee)" : String.format(Locale.ROOT, "%s / %s / %s", ms(r.millis(50)),
-                ms(r.millis(99)), ms(r.millis(99.9)));
+    private static String triple(OpenLoop.Result r, double bound) {
+        if (r == null) {
+            return "– (past its knee)";
+        }
+        String p99 = ms(r.millis(99));
+        return String.format(Locale.ROOT, "%s / %s / %s", ms(r.millis(50)),
+                r.millis(99) > bound ? "**" + p99 + "**" : p99, ms(r.millis(99.9)));
+    }
+
+    private static String late(OpenLoop.Result r) {
+        return r == null ? "–" : String.format(Locale.ROOT, "%.0f", r.maxPacerLateNanos() / 1e6);
     }
 
     private static String ratio(OpenLoop.Result g, OpenLoop.Result u, double percentile) {
@@ -124,6 +139,9 @@ final class Report {
 
     private static String knee(LoadRun.Phase phase, LoadRun.Variant v) {
         Double knee = phase.knees().get(v);
+        if (knee != null && phase.unconfirmed().contains(v)) {
+            return String.format(Locale.ROOT, "%.0f (the last rate: unconfirmed)", knee);
+        }
         if (knee == null) {
             return String.format(Locale.ROOT, "above %.0f (held at every rate)", phase.maxRate());
         }
