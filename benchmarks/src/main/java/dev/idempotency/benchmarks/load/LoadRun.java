@@ -21,6 +21,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -28,6 +29,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import java.util.stream.Collectors;
 import org.HdrHistogram.Histogram;
@@ -253,18 +255,18 @@ public final class LoadRun {
         List<Integer> duplicates = variants.stream().map(Variant::duplicatePercent).distinct()
                 .collect(Collectors.toCollection(ArrayList::new));
         if (reversed) {
-            java.util.Collections.reverse(duplicates);
+            Collections.reverse(duplicates);
         }
         for (int d : duplicates) {
             List<Variant> pair = variants.stream().filter(v -> v.duplicatePercent() == d)
                     .collect(Collectors.toCollection(ArrayList::new));
             if (reversed) {
-                java.util.Collections.reverse(pair);
+                Collections.reverse(pair);
             }
             for (int i = 0; i < slices; i++) {
                 List<Variant> order = new ArrayList<>(pair);
                 if (i % 2 == 1) {
-                    java.util.Collections.reverse(order);
+                    Collections.reverse(order);
                 }
                 for (Variant v : order) {
                     OpenLoop.Result r = measure(urls, v, rate, seconds("slice-head-seconds"),
@@ -333,7 +335,7 @@ public final class LoadRun {
         long failures = 0;
         long notSent = 0;
         long late = 0;
-        Map<String, Long> kinds = new java.util.TreeMap<>();
+        Map<String, Long> kinds = new TreeMap<>();
         for (OpenLoop.Result part : parts) {
             all.add(part.latencies());
             recorded += part.recorded();

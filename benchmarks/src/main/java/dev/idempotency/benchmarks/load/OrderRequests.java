@@ -17,7 +17,6 @@ final class OrderRequests implements OpenLoop.Target {
 
     private final HttpClient client;
     private final List<URI> nodes;
-    private final boolean guarded;
     private final int duplicatePercent;
     private final String keyPrefix;
     private final Duration timeout;
@@ -38,7 +37,6 @@ final class OrderRequests implements OpenLoop.Target {
         this.client = client;
         this.nodes = baseUrls.stream().map(url -> URI.create(url + (guarded ? "/orders" : "/orders/unguarded")))
                 .toList();
-        this.guarded = guarded;
         this.duplicatePercent = duplicatePercent;
         this.keyPrefix = keyPrefix;
         this.timeout = timeout;
@@ -52,10 +50,6 @@ final class OrderRequests implements OpenLoop.Target {
     /** The node request {@code sequence} goes to. */
     URI node(long sequence) {
         return nodes.get((int) (sequence % nodes.size()));
-    }
-
-    boolean guarded() {
-        return guarded;
     }
 
     @Override
