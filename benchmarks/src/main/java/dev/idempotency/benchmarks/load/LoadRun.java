@@ -289,7 +289,7 @@ public final class LoadRun {
         OrderRequests requests = new OrderRequests(client, urls, v.guarded(), v.duplicatePercent(),
                 run + "-" + step, timeout);
         sampleLoad();
-        OpenLoop.Result result = loop.run(requests, rate, head, measured);
+        OpenLoop.Result result = loop.run(requests, rate, head, measured, requests::repeat);
         awaitIdle(urls);
         return result;
     }
@@ -331,6 +331,7 @@ public final class LoadRun {
 
     private static OpenLoop.Result merge(List<OpenLoop.Result> parts) {
         Histogram all = new Histogram(OpenLoop.HIGHEST_MICROS, 3);
+        Histogram repeats = new Histogram(OpenLoop.HIGHEST_MICROS, 3);
         long recorded = 0;
         long failures = 0;
         long notSent = 0;
@@ -338,13 +339,14 @@ public final class LoadRun {
         Map<String, Long> kinds = new TreeMap<>();
         for (OpenLoop.Result part : parts) {
             all.add(part.latencies());
+            repeats.add(part.repeats());
             recorded += part.recorded();
             failures += part.failures();
             notSent += part.notSent();
             late = Math.max(late, part.maxPacerLateNanos());
             part.failureKinds().forEach((k, n) -> kinds.merge(k, n, Long::sum));
         }
-        return new OpenLoop.Result(parts.get(0).rate(), recorded, all, failures, notSent, kinds, late);
+        return new OpenLoop.Result(parts.get(0).rate(), recorded, all, repeats, failures, notSent, kinds, late);
     }
 
     private static void print(String what, Variant v, OpenLoop.Result r) {
@@ -352,6 +354,11 @@ public final class LoadRun {
                 + " failures=%d pacer-late-max=%.1f ms%s%n", what, v.label(), r.recorded(), r.millis(50),
                 r.millis(99), r.millis(99.9), r.latencies().getMaxValue() / 1000.0, r.failures(),
                 r.maxPacerLateNanos() / 1e6, r.failureKinds().isEmpty() ? "" : " " + r.failureKinds());
+        if (r.repeats().getTotalCount() > 0) {
+            System.out.printf(Locale.ROOT, "%-13s %-14s   first p50=%.2f p99=%.2f, retries p50=%.2f p99=%.2f ms%n",
+                    "", "", r.firsts().getValueAtPercentile(50) / 1000.0, r.firsts().getValueAtPercentile(99) / 1000.0,
+                    r.repeats().getValueAtPercentile(50) / 1000.0, r.repeats().getValueAtPercentile(99) / 1000.0);
+        }
     }
 
     private double rate(String option) {

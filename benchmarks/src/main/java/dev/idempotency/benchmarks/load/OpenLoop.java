@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongPredicate;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
 
@@ -54,6 +55,14 @@ final class OpenLoop {
      * the first {@code head} are sent but not recorded (the step's own ramp, after the previous step's drain).
      */
     Result run(Target target, double ratePerSecond, Duration head, Duration measured) {
+        return run(target, ratePerSecond, head, measured, sequence -> false);
+    }
+
+    /**
+     * The same, and the latencies of the requests {@code repeat} names (a client's retries) also in a histogram of
+     * their own, {@link Result#repeats()}.
+     */
+    Result run(Target target, double ratePerSecond, Duration head, Duration measured, LongPredicate repeat) {
         if (!(ratePerSecond > 0)) {
             throw new IllegalArgumentException("the rate must be positive, was " + ratePerSecond);
         }
@@ -61,6 +70,7 @@ final class OpenLoop {
         long skipped = Math.round(head.toNanos() / periodNanos);
         long total = skipped + Math.round(measured.toNanos() / periodNanos);
         ConcurrentHistogram latencies = new ConcurrentHistogram(HIGHEST_MICROS, 3);
+        ConcurrentHistogram repeats = new ConcurrentHistogram(HIGHEST_MICROS, 3);
         LongAdder failures = new LongAdder();
         LongAdder notSent = new LongAdder();
         ConcurrentMap<String, LongAdder> failureKinds = new ConcurrentHashMap<>();
@@ -100,7 +110,11 @@ final class OpenLoop {
                     }
                     long latencyMicros = (System.nanoTime() - intended) / 1_000;
                     if (record) {
-                        latencies.recordValue(Math.min(Math.max(latencyMicros, 0), HIGHEST_MICROS));
+                        long value = Math.min(Math.max(latencyMicros, 0), HIGHEST_MICROS);
+                        latencies.recordValue(value);
+                        if (repeat.test(sequence)) {
+                            repeats.recordValue(value);
+                        }
                         if (failed) {
                             failures.increment();
                         }
@@ -123,7 +137,8 @@ final class OpenLoop {
         }
         Map<String, Long> kinds = new TreeMap<>();
         failureKinds.forEach((k, v) -> kinds.put(k, v.sum()));
-        return new Result(ratePerSecond, total - skipped, latencies.copy(), failures.sum(), notSent.sum(), kinds,
+        return new Result(ratePerSecond, total - skipped, latencies.copy(), repeats.copy(), failures.sum(),
+                notSent.sum(), kinds,
                 maxPacerLateNanos.get());
     }
 
@@ -139,17 +154,25 @@ final class OpenLoop {
      * @param rate             the requests per second scheduled
      * @param recorded         the requests scheduled in the measured part (each one recorded, answered or not)
      * @param latencies        their latencies from the intended start, microseconds, failures included
+     * @param repeats          of those, the latencies of the requests named as repeats (none unless asked)
      * @param failures         how many of them failed (an error answer, a timeout, not sent)
      * @param notSent          of all the run's requests, those given up on before a worker was free
      * @param failureKinds     every failure of the run by exception and message
      * @param maxPacerLateNanos how late the pacer handed out its most late request (its own scheduling delay)
      */
-    record Result(double rate, long recorded, Histogram latencies, long failures, long notSent,
+    record Result(double rate, long recorded, Histogram latencies, Histogram repeats, long failures, long notSent,
             Map<String, Long> failureKinds, long maxPacerLateNanos) {
 
         /** The latency at a percentile (0 to 100), milliseconds. */
         double millis(double percentile) {
             return latencies.getValueAtPercentile(percentile) / 1000.0;
+        }
+
+        /** The latencies of the requests that are not repeats (the first attempts). */
+        Histogram firsts() {
+            Histogram firsts = latencies.copy();
+            firsts.subtract(repeats);
+            return firsts;
         }
     }
 }

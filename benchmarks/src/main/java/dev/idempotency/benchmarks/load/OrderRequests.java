@@ -47,6 +47,11 @@ final class OrderRequests implements OpenLoop.Target {
         return keyPrefix + "-" + (duplicatePercent == 50 ? sequence / 2 : sequence);
     }
 
+    /** Whether request {@code sequence} repeats the one before it (a retry). */
+    boolean repeat(long sequence) {
+        return duplicatePercent == 50 && sequence % 2 == 1;
+    }
+
     /** The node request {@code sequence} goes to. */
     URI node(long sequence) {
         return nodes.get((int) (sequence % nodes.size()));

@@ -7,6 +7,7 @@ import java.util.DoubleSummaryStatistics;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.HdrHistogram.Histogram;
 
 /** The load run's figures as Markdown: the latencies side by side at every rate, then the knees. */
 final class Report {
@@ -69,6 +70,40 @@ final class Report {
             }
         }
         md.append('\n');
+        if (duplicates(phase).contains(50)) {
+            retries(md, phase);
+        }
+    }
+
+    /** With 50% duplicates: the first requests and their retries apart. */
+    private static void retries(StringBuilder md, LoadRun.Phase phase) {
+        md.append("The same, 50% duplicates: the first requests and their retries (every second request) apart,"
+                + " p50 / p99 (ms).\n\n");
+        md.append("| rate (req/s) | guarded, first | guarded, retry | unguarded, first | unguarded, retry |\n"
+                + "|---|---|---|---|---|\n");
+        LoadRun.Variant g = new LoadRun.Variant(true, 50);
+        LoadRun.Variant u = new LoadRun.Variant(false, 50);
+        retryRow(md, String.format(Locale.ROOT, "unloaded (%.0f)", rateOf(phase.unloaded())),
+                phase.unloaded().get(g), phase.unloaded().get(u));
+        for (Map.Entry<Double, Map<LoadRun.Variant, OpenLoop.Result>> rate : phase.ladder().entrySet()) {
+            if (rate.getValue().containsKey(g) || rate.getValue().containsKey(u)) {
+                retryRow(md, String.format(Locale.ROOT, "%.0f", rate.getKey()), rate.getValue().get(g),
+                        rate.getValue().get(u));
+            }
+        }
+        md.append('\n');
+    }
+
+    private static void retryRow(StringBuilder md, String rate, OpenLoop.Result g, OpenLoop.Result u) {
+        md.append("| ").append(rate).append(" | ").append(pair(g == null ? null : g.firsts())).append(" | ")
+                .append(pair(g == null ? null : g.repeats())).append(" | ")
+                .append(pair(u == null ? null : u.firsts())).append(" | ")
+                .append(pair(u == null ? null : u.repeats())).append(" |\n");
+    }
+
+    private static String pair(Histogram h) {
+        return h == null ? "–" : ms(h.getValueAtPercentile(50) / 1000.0) + " / "
+                + ms(h.getValueAtPercentile(99) / 1000.0);
     }
 
     private static double rateOf(Map<LoadRun.Variant, OpenLoop.Result> results) {

@@ -83,6 +83,21 @@ class OpenLoopTest {
     }
 
     @Test
+    void theRepeatsAreRecordedApartAsWell() {
+        OpenLoop.Result result = new OpenLoop(16, GIVE_UP).run(sequence -> {
+            if (sequence % 2 == 1) {
+                Thread.sleep(200);
+            }
+        }, 100, Duration.ZERO, Duration.ofMillis(500), sequence -> sequence % 2 == 1);
+
+        assertThat(result.latencies().getTotalCount()).isEqualTo(50);
+        assertThat(result.repeats().getTotalCount()).isEqualTo(25);
+        assertThat(result.firsts().getTotalCount()).isEqualTo(25);
+        assertThat(result.repeats().getMinValue()).isGreaterThanOrEqualTo(200_000);
+        assertThat(result.firsts().getValueAtPercentile(50)).isLessThan(result.repeats().getMinValue());
+    }
+
+    @Test
     void aRequestThatWaitedPastTheGiveUpTimeIsNotSentAndCountsAsFailed() {
         Set<Long> called = ConcurrentHashMap.newKeySet();
         OpenLoop.Result result = new OpenLoop(1, Duration.ofMillis(100)).run(sequence -> {

@@ -28,6 +28,7 @@ class OrderRequestsTest {
             keys.add(requests.key(i));
         }
         assertThat(keys).hasSize(1000);
+        assertThat(requests.repeat(1)).isFalse();
     }
 
     @Test
@@ -39,6 +40,9 @@ class OrderRequestsTest {
             if (i % 2 == 1) {
                 assertThat(requests.key(i)).isEqualTo(requests.key(i - 1));
                 assertThat(requests.node(i)).isNotEqualTo(requests.node(i - 1));
+                assertThat(requests.repeat(i)).isTrue();
+            } else {
+                assertThat(requests.repeat(i)).isFalse();
             }
         }
         assertThat(keys).hasSize(500);
