@@ -123,7 +123,12 @@ public final class McpConfirmations implements ConfirmationGate {
         return elicitation;
     }
 
-    boolean usesTokens() {
+    /**
+     * Whether a client without elicitation gets a confirmation token and its call waits for an approver
+     * ({@link Builder#tokens(boolean) tokens(true)}): whether {@link #pending(int)} can list anything, and
+     * {@link #approve} approve it.
+     */
+    public boolean usesTokens() {
         return tokens;
     }
 
@@ -363,6 +368,19 @@ public final class McpConfirmations implements ConfirmationGate {
         }
         waiting.sort(Comparator.comparing(Pending::requestedAt));
         return List.copyOf(waiting.subList(0, Math.min(limit, waiting.size())));
+    }
+
+    /**
+     * The approval given to a waiting call and not yet used by its run: present between {@link #approve} and the
+     * call sent again with its token (then the call is no longer {@link #pending}).
+     *
+     * @param pending the waiting call, as {@link #pending(int)} or {@link #pending(String, String, String)} gave it
+     * @throws dev.idempotency.IdempotencyStoreException if the store fails
+     */
+    public Optional<Answer> approval(Pending pending) {
+        IdempotencyRecord found = liveRecord(approvalId(pending.principal(), pending.operation(), pending.key(),
+                pending.argumentDigest()));
+        return found == null || found.result() == null ? Optional.empty() : Optional.of(decode(found.result()));
     }
 
     /** What an index slot holds: which pending call it lists. */

@@ -553,11 +553,15 @@ abstract class AbstractMcpToolsTest {
         assertThatThrownBy(() -> fixture.confirmations.pending(0)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("pending(0)");
 
-        approve("alice", "l-1");
+        McpConfirmations.Pending alices = fixture.confirmations.pending(10).get(0);
+        assertThat(fixture.confirmations.approval(alices)).isEmpty();
+        McpConfirmations.Answer approved = approve("alice", "l-1");
+        assertThat(fixture.confirmations.approval(alices)).as("approved, not yet run").contains(approved);
         call(alice, "refund", withToken(refund("A-1", 4999, "l-1"), aliceToken), Map.of());
         assertThat(tools.refunds).hasValue(1);
         assertThat(fixture.confirmations.pending(10)).as("alice's call ran").singleElement()
                 .extracting(McpConfirmations.Pending::principal).isEqualTo("bob");
+        assertThat(fixture.confirmations.approval(alices)).as("used by the run").isEmpty();
 
         fixture.clock.advance(McpServerFixture.CONFIRMATION_TTL);
         assertThat(fixture.confirmations.pending(10)).as("bob's token expired").isEmpty();
