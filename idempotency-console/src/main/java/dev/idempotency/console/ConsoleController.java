@@ -37,10 +37,10 @@ import org.springframework.web.util.UriComponentsBuilder;
 
 /**
  * The console's pages: the overview (backlog, keys held for review, stuck keys, MCP calls waiting for an approver,
- * latest resolutions), one key with
- * its context, history and the two resolutions, and the duplicate-business-number reports. Every page needs an
- * authenticated principal; a resolution is done as that principal, with a reason, through
- * {@link IdempotencyResolver} (one transaction with its audit entry).
+ * latest resolutions), one key with its context, history and the two resolutions, and the duplicate-business-number
+ * reports. Every page needs an authenticated principal; a resolution is done as that principal, with a reason,
+ * through {@link IdempotencyResolver} (one transaction with its audit entry), and an approval of an MCP call as that
+ * principal through {@code McpConfirmations.approve}.
  */
 @Controller
 @RequestMapping("${idempotency.console.path:/idempotency}")
@@ -490,7 +490,7 @@ class ConsoleController {
                 + "): the call's token runs it once";
     }
 
-        private void forms(HttpServletRequest request, StringBuilder body, String operation, String scope,
+    private void forms(HttpServletRequest request, StringBuilder body, String operation, String scope,
             String key) {
         String hidden = Csrf.field(request) + "<input type=\"hidden\" name=\"operation\" value=\"" + esc(operation)
                 + "\"><input type=\"hidden\" name=\"key\" value=\"" + esc(key)

@@ -9,8 +9,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The answers {@code idempotency-mcp}'s {@link McpConfirmations} recorded for a key, read without knowing whose call
  * it was ({@link McpConfirmations#answers(String, String)}), and the calls waiting for an approver
- * ({@link McpConfirmations#pending(int)}, {@link McpConfirmations#approve}). Loaded only when {@code idempotency-mcp} is on the class
- * path (an optional dependency of the console); without an {@link McpConfirmations} bean it finds none.
+ * ({@link McpConfirmations#pending(int)}, {@link McpConfirmations#approve}). Loaded only when
+ * {@code idempotency-mcp} is on the class path (an optional dependency of the console); without an
+ * {@link McpConfirmations} bean it finds none.
  */
 final class McpConfirmationAnswers implements ConfirmationAnswers {
 
