@@ -1,5 +1,6 @@
 package dev.idempotency.console;
 
+import dev.idempotency.ResolvedBy;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,51 @@ interface ConfirmationAnswers {
      * MCP call's record, which the store keeps without its scope.
      */
     String scopeOf(String principal);
+
+    /**
+     * Whether calls can wait for an approver: the gate gives confirmation tokens to clients without elicitation
+     * ({@code McpConfirmations.Builder.tokens(true)}). False unless a source says otherwise.
+     */
+    default boolean approvals() {
+        return false;
+    }
+
+    /**
+     * The calls waiting for an approver, the oldest first, at most {@code limit}.
+     *
+     * @throws RuntimeException if they cannot be read (the store failed)
+     */
+    default List<Waiting> waiting(int limit) {
+        return List.of();
+    }
+
+    /**
+     * Records {@code by}'s approval of the waiting call: its client's call sent again with its token then runs once.
+     *
+     * @throws IllegalArgumentException if {@code by} is the call's own principal
+     * @throws IllegalStateException    if no such call waits (it ran, its token expired, other arguments)
+     */
+    default void approve(String principal, String operation, String key, String argumentDigest, ResolvedBy by) {
+        throw new IllegalStateException("approve(" + operation + ", '" + key + "'): these answers come without"
+                + " approvals: no call waits for an approver");
+    }
+
+    /**
+     * A call waiting for an approver.
+     *
+     * @param principal      the MCP principal that made the call ({@code ""} on stdio)
+     * @param tool           the tool's name
+     * @param operation      the operation of its key
+     * @param key            its idempotency key (the executor's)
+     * @param argumentDigest the digest of its arguments: what is approved
+     * @param shown          the question: the tool, the key and the decoded arguments
+     * @param requestedAt    when the call asked
+     * @param expiresAt      when its token expires
+     * @param approvedBy     who approved it already (the call has not been sent again since), or null
+     */
+    record Waiting(String principal, String tool, String operation, String key, String argumentDigest, String shown,
+            Instant requestedAt, Instant expiresAt, @Nullable String approvedBy) {
+    }
 
     /**
      * One answer.

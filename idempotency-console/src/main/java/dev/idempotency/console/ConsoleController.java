@@ -5,6 +5,8 @@ import static dev.idempotency.console.Html.at;
 import static dev.idempotency.console.Html.esc;
 
 import dev.idempotency.IdempotencyAdmin;
+import dev.idempotency.IdempotencyStoreException;
+import dev.idempotency.ResolvedBy;
 import dev.idempotency.spring.boot.IdempotencyResolver;
 import dev.idempotency.store.Backlog;
 import dev.idempotency.store.IdempotencyAudit;
@@ -34,10 +36,11 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.util.UriComponentsBuilder;
 
 /**
- * The console's pages: the overview (backlog, keys held for review, stuck keys, latest resolutions), one key with
- * its context, history and the two resolutions, and the duplicate-business-number reports. Every page needs an
- * authenticated principal; a resolution is done as that principal, with a reason, through
- * {@link IdempotencyResolver} (one transaction with its audit entry).
+ * The console's pages: the overview (backlog, keys held for review, stuck keys, MCP calls waiting for an approver,
+ * latest resolutions), one key with its context, history and the two resolutions, and the duplicate-business-number
+ * reports. Every page needs an authenticated principal; a resolution is done as that principal, with a reason,
+ * through {@link IdempotencyResolver} (one transaction with its audit entry), and an approval of an MCP call as that
+ * principal through {@code McpConfirmations.approve}.
  */
 @Controller
 @RequestMapping("${idempotency.console.path:/idempotency}")
@@ -78,18 +81,26 @@ class ConsoleController {
     }
 
     @GetMapping({"", "/"})
-    ResponseEntity<String> overview(HttpServletRequest request) {
+    ResponseEntity<String> overview(HttpServletRequest request,
+            @RequestParam(required = false) @Nullable String approved) {
         ResponseEntity<String> refused = refusal(request);
         if (refused != null) {
             return refused;
         }
+        return overviewPage(request, 200, approved == null ? "" : "<p class=\"banner done\" id=\"approved\">"
+                + "Approved the call with key '" + esc(approved) + "': it runs once when its client sends it again"
+                + " with its confirmation token.</p>");
+    }
+
+    /** The overview, with {@code banner} (escaped HTML) on top. */
+    private ResponseEntity<String> overviewPage(HttpServletRequest request, int status, String banner) {
         IdempotencyAdmin theAdmin = admin.get();
         if (theAdmin == null) {
             return html(request, 503, "Unavailable", "<p>The application has no single idempotency store, so no"
                     + " IdempotencyAdmin: there is nothing to show.</p>");
         }
         Instant now = clock.instant();
-        StringBuilder body = new StringBuilder();
+        StringBuilder body = new StringBuilder(banner);
         try {
             List<Backlog> backlog = theAdmin.backlog();
             long held = backlog.stream().mapToLong(Backlog::needsReview).sum();
@@ -119,6 +130,7 @@ class ConsoleController {
             body.append("<p class=\"banner error\">The store did not answer: ").append(esc(e.getMessage()))
                     .append("</p>");
         }
+        approvals(request, body, now);
         body.append("<h2>Latest resolutions</h2>");
         try {
             history(body, theAdmin.resolutions(RESOLUTIONS), true);
@@ -126,7 +138,110 @@ class ConsoleController {
             body.append("<p class=\"banner error\">The audit could not be read: ").append(esc(e.getMessage()))
                     .append("</p>");
         }
-        return html(request, 200, "What waits for an operator", body.toString());
+        return html(request, status, "What waits for an operator", body.toString());
+    }
+
+    /**
+     * The MCP calls waiting for an approver (a 2025-11-25 client without elicitation given a confirmation token),
+     * each with an approval form; only when the application's {@code McpConfirmations} gives tokens.
+     */
+    private void approvals(HttpServletRequest request, StringBuilder body, Instant now) {
+        ConfirmationAnswers source = confirmations.get();
+        if (source == null || !source.approvals()) {
+            return;
+        }
+        body.append("<h2>MCP calls waiting for an approver</h2>");
+        List<ConfirmationAnswers.Waiting> waiting;
+        try {
+            waiting = source.waiting(LISTED);
+        } catch (RuntimeException e) {
+            body.append("<p class=\"banner error\">The waiting calls could not be read: ").append(esc(e.getMessage()))
+                    .append("</p>");
+            return;
+        }
+        if (waiting.isEmpty()) {
+            body.append("<p id=\"approvals-empty\">None.</p>");
+            return;
+        }
+        body.append("<p>Each call was made by an MCP client without elicitation: it got a confirmation token, and runs"
+                + " when it sends the token back only if a person approved it here. Approve only what you checked"
+                + " with the person the call acts for; you cannot approve a call of your own. Your name and reason go"
+                + " to the call's answers.</p>");
+        String action = esc(request.getContextPath() + base + "/approve");
+        body.append("<table id=\"approvals\"><tr><th>tool</th><th>principal</th><th>operation</th><th>key</th>"
+                + "<th>what was shown</th><th>arguments' digest</th><th>requested</th><th>token expires</th>"
+                + "<th>approve</th></tr>");
+        for (ConfirmationAnswers.Waiting w : waiting) {
+            body.append("<tr><td>").append(esc(w.tool())).append("</td><td>")
+                    .append(esc(w.principal().isEmpty() ? "(stdio)" : w.principal())).append("</td><td>")
+                    .append(esc(w.operation())).append("</td><td>").append(esc(w.key())).append("</td><td><pre>")
+                    .append(esc(w.shown())).append("</pre></td><td><code>").append(esc(w.argumentDigest()))
+                    .append("</code></td><td>").append(since(w.requestedAt(), now)).append("</td><td>")
+                    .append(at(w.expiresAt())).append("</td><td>");
+            if (w.approvedBy() != null) {
+                body.append("<span class=\"approved\">approved by ").append(esc(w.approvedBy()))
+                        .append(": runs when its client sends it again with its token</span></td></tr>");
+                continue;
+            }
+            body.append("<form class=\"approve\" method=\"post\" action=\"")
+                    .append(action).append("\">").append(Csrf.field(request))
+                    .append(hidden("principal", w.principal())).append(hidden("operation", w.operation()))
+                    .append(hidden("key", w.key())).append(hidden("digest", w.argumentDigest()))
+                    .append("<label>Reason <textarea name=\"reason\" rows=\"2\" required maxlength=\"")
+                    .append(ResolvedBy.MAX_REASON).append("\"></textarea></label><button type=\"submit\">Approve"
+                            + "</button></form></td></tr>");
+        }
+        body.append("</table>");
+    }
+
+    private static String hidden(String name, String value) {
+        return "<input type=\"hidden\" name=\"" + name + "\" value=\"" + esc(value) + "\">";
+    }
+
+    @PostMapping("/approve")
+    ResponseEntity<String> approve(HttpServletRequest request, @RequestParam String principal,
+            @RequestParam String operation, @RequestParam String key, @RequestParam String digest,
+            @RequestParam(required = false) @Nullable String reason) {
+        ResponseEntity<String> refused = refusal(request);
+        if (refused != null) {
+            return refused;
+        }
+        if (!Csrf.sameOrigin(request)) {
+            return html(request, 403, "Refused", "<p class=\"banner error\">An approval must be posted from the"
+                    + " console's own page (its Origin header names another site, or none).</p>");
+        }
+        ConfirmationAnswers source = confirmations.get();
+        if (source == null || !source.approvals()) {
+            return html(request, 404, "No approvals", "<p class=\"banner error\">The application has no"
+                    + " McpConfirmations giving confirmation tokens: no call waits for an approver.</p>");
+        }
+        int status;
+        String problem;
+        try {
+            ResolvedBy by = new ResolvedBy(actor(request), reason == null ? "" : reason);
+            try {
+                source.approve(principal, operation, key, digest, by);
+                String to = UriComponentsBuilder.fromPath(request.getContextPath() + base + "/")
+                        .queryParam("approved", "{k}").encode().buildAndExpand(key).toUriString();
+                return ResponseEntity.status(303).location(URI.create(to)).cacheControl(CacheControl.noStore())
+                        .build();
+            } catch (IllegalArgumentException e) {
+                // the approver made the call: the one refusal that is about who asks
+                status = 403;
+                problem = e.getMessage();
+            }
+        } catch (IllegalArgumentException e) {
+            status = 400;
+            problem = e.getMessage();
+        } catch (IdempotencyStoreException e) {
+            status = 503;
+            problem = e.getMessage();
+        } catch (IllegalStateException e) {
+            status = 409;
+            problem = e.getMessage();
+        }
+        return overviewPage(request, status, "<p class=\"banner error\" id=\"problem\">Not approved: "
+                + esc(problem) + "</p>");
     }
 
     private static String tile(String label, String value, boolean warn) {
@@ -349,7 +464,7 @@ class ConsoleController {
         for (ConfirmationAnswers.Answer a : answers) {
             body.append("<tr><td class=\"t\">").append(at(a.answeredAt())).append("</td><td>")
                     .append(esc(a.principal().isEmpty() ? "(stdio)" : a.principal())).append("</td><td>")
-                    .append(esc(a.action())).append(a.confirmed() ? ": confirmed, the call ran" : ": not confirmed")
+                    .append(esc(a.action())).append(approver(a))
                     .append("</td><td>").append(esc(a.tool())).append("</td><td><pre>")
                     .append(esc(a.shown() == null ? "(not kept)" : a.shown())).append("</pre></td><td><code>")
                     .append(esc(a.argumentDigest())).append("</code></td></tr>");
@@ -363,6 +478,16 @@ class ConsoleController {
                     .append(esc(source.scopeOf(p))).append("</a>"));
             body.append("</p>");
         }
+    }
+
+    /** What an answer did; for an approver's approval of a token call, who approved and why. */
+    private static String approver(ConfirmationAnswers.Answer a) {
+        Object by = a.content().get("approvedBy");
+        if (by == null) {
+            return a.confirmed() ? ": confirmed, the call ran" : ": not confirmed";
+        }
+        return " by " + esc(String.valueOf(by)) + " (" + esc(String.valueOf(a.content().get("reason")))
+                + "): the call's token runs it once";
     }
 
     private void forms(HttpServletRequest request, StringBuilder body, String operation, String scope,

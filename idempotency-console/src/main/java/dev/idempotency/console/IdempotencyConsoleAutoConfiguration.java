@@ -30,8 +30,9 @@ import tools.jackson.databind.json.JsonMapper;
  * principal in one transaction with its audit entry (docs/operations.md).
  *
  * <p>{@code idempotency-mcp} is an optional dependency: when the application has it on its class path, the key page
- * also shows the confirmation answers its {@code McpConfirmations} bean recorded ({@link McpAnswersConfiguration});
- * without it nothing of it is loaded.
+ * also shows the confirmation answers its {@code McpConfirmations} bean recorded, and when that bean gives
+ * confirmation tokens the overview lists the calls waiting for an approver, with an Approve form
+ * ({@link McpAnswersConfiguration}); without it nothing of it is loaded.
  */
 @AutoConfiguration(after = IdempotencyAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -61,8 +62,9 @@ public class IdempotencyConsoleAutoConfiguration {
     }
 
     /**
-     * The confirmation answers of MCP calls, when {@code idempotency-mcp} is on the class path: read from the
-     * application's {@code McpConfirmations} bean, if it has one, when a key page is asked for.
+     * The confirmation answers of MCP calls and the calls waiting for an approver, when {@code idempotency-mcp} is
+     * on the class path: read from the application's {@code McpConfirmations} bean, if it has one, when a page is
+     * asked for.
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "dev.idempotency.mcp.McpConfirmations")

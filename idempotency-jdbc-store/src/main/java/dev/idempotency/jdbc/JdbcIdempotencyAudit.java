@@ -28,6 +28,8 @@ import org.springframework.jdbc.core.RowMapper;
  * never updated, and nothing purges them: they are few (one per resolution by hand) and are the record of who
  * decided. The same table keeps the attempts that met a key in trouble ({@link #attempt}), at most
  * {@value IdempotencyAudit#ATTEMPTS_KEPT} per key; {@link #history} and {@link #recent} read the resolutions only.
+ * The attempts of a key whose record is gone from the store's table (its outcome expired and was purged, or an
+ * operator released it) are deleted by the store's {@link JdbcPurgeJob}, when it is given the audit.
  *
  * <p>Thread-safe.
  */
@@ -174,6 +176,32 @@ public final class JdbcIdempotencyAudit implements IdempotencyAudit {
         } catch (DataAccessException ex) {
             throw new IllegalStateException("cannot write to the audit table " + tableName + " (create it with "
                     + dialect.auditSchemaLocation() + "): " + ex.getMostSpecificCause().getMessage(), ex);
+        }
+    }
+
+    /**
+     * Deletes up to {@code batchSize} attempt rows of keys that have no record in {@code storeTable}; never a
+     * resolution. One statement that commits on its own; PostgreSQL's skips rows another node is deleting.
+     *
+     * @return how many rows were deleted
+     */
+    int purgeAttempts(String storeTable, int batchSize) {
+        JdbcDialect dialect = dialect();
+        String orphan = "action LIKE '" + ATTEMPT + "%' AND NOT EXISTS (SELECT 1 FROM " + storeTable
+                + " s WHERE s.key_hash = " + tableName + ".key_hash)";
+        String sql = switch (dialect.name()) {
+            case "postgresql" -> "DELETE FROM " + tableName + " WHERE id IN (SELECT id FROM " + tableName + " WHERE "
+                    + orphan + " ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)";
+            case "h2" -> "DELETE FROM " + tableName + " WHERE " + orphan + " FETCH FIRST ? ROWS ONLY";
+            // MySQL and MariaDB
+            default -> "DELETE FROM " + tableName + " WHERE " + orphan + " ORDER BY id LIMIT ?";
+        };
+        try {
+            return jdbc.update(sql, batchSize);
+        } catch (DataAccessException ex) {
+            throw new IllegalStateException("cannot purge the attempts of the audit table " + tableName
+                    + " (create it with " + dialect.auditSchemaLocation() + "): "
+                    + ex.getMostSpecificCause().getMessage(), ex);
         }
     }
 

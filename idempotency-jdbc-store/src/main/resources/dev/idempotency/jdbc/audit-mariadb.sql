@@ -1,7 +1,10 @@
--- The audit of resolutions by hand (JdbcIdempotencyAudit) for MariaDB (10.6+), InnoDB: one row per key an operator
--- released, resolved as executed or evicted, with who, why and when. Only appended to. Copy into your migrations
--- beside the idempotency table; its default name is the store table's with "_audit" after it: to use another,
--- replace every "idempotency_record_audit" below (the index name included) and pass the name to
+-- The audit (JdbcIdempotencyAudit) for MariaDB (10.6+), InnoDB, two kinds of rows. Resolutions by hand: one row per
+-- key an operator released, resolved as executed or evicted, with who (actor), why (reason) and when; never updated
+-- nor purged, the record of who decided what. Attempts that met a key in trouble (a retry refused, a stale claim
+-- taken over or held): action ATTEMPT_ and the kind, the status met in status_before, the detail in reason, an empty
+-- actor; at most 50 per key, deleted by JdbcPurgeJob once the key's record is gone from the idempotency table. Copy
+-- into your migrations beside the idempotency table; its default name is the store table's with "_audit" after it:
+-- to use another, replace every "idempotency_record_audit" below (the index name included) and pass the name to
 -- JdbcIdempotencyAudit.builder().tableName(). DATETIME(3) holds UTC, as in the idempotency table.
 CREATE TABLE idempotency_record_audit (
     id            BIGINT        NOT NULL AUTO_INCREMENT,

@@ -158,6 +158,39 @@ abstract class AbstractAuditTest {
     }
 
     @Test
+    void thePurgeDeletesTheAttemptsOfKeysWithoutARecordAndKeepsEveryResolution() {
+        // held for review, resolved as executed with a ttl that is over: its record expired
+        crashedClaim("R-1");
+        for (int i = 0; i < 3; i++) {
+            attempt("R-1", i);
+        }
+        assertThat(admin(NOW.minus(Duration.ofMinutes(50))).resolveExecuted(OPERATION, "R-1", "receipt-1",
+                ResultType.of(String.class), Duration.ofMinutes(1), new ResolvedBy("alice", "paid out"))).isTrue();
+        // still held (in flight, its lease over): its attempts stay; R-3: no record ever
+        crashedClaim("R-2");
+        attempt("R-2", 0);
+        attempt("R-3", 0);
+
+        long purged = new JdbcPurgeJob(store, Clock.fixed(NOW, ZoneOffset.UTC), 2, audit).purge();
+
+        assertThat(purged).as("R-1's record").isEqualTo(1);
+        assertThat(store.find(Keys.hash(OPERATION, "", "R-1"))).isEmpty();
+        assertThat(admin(NOW).attempts(OPERATION, "", "R-1")).isEmpty();
+        assertThat(admin(NOW).attempts(OPERATION, "", "R-3")).isEmpty();
+        assertThat(admin(NOW).attempts(OPERATION, "", "R-2")).extracting(Attempt::detail).containsExactly("retry 0");
+        assertThat(admin(NOW).history(OPERATION, "R-1")).as("the resolution is kept").singleElement()
+                .extracting(e -> e.by().actor()).isEqualTo("alice");
+        assertThatThrownBy(() -> new JdbcPurgeJob(new dev.idempotency.store.InMemoryIdempotencyStore(),
+                Clock.systemUTC(), 2, audit)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("JdbcIdempotencyStore");
+    }
+
+    private void attempt(String key, int i) {
+        audit.attempt(Keys.hash(OPERATION, "", key), new Attempt(OPERATION, key, Tier.IRREVERSIBLE,
+                Status.NEEDS_REVIEW, Attempt.Kind.REFUSED_HELD, "retry " + i, NOW.minus(Duration.ofHours(1))));
+    }
+
+    @Test
     void resolutionsReadBackExactlyNewestFirstPerKey() {
         assertThat(audit.tableName()).isEqualTo(table + "_audit");
         crashedClaim("R-1");

@@ -20,8 +20,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,6 +32,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.jspecify.annotations.Nullable;
@@ -74,6 +78,8 @@ public final class McpConfirmations implements ConfirmationGate {
     public static final String ANSWER_OPERATION = "dev.idempotency/mcp-elicitation";
     /** At most this many answers are kept per principal, operation and key (each declined one ends a call). */
     static final int MAX_ANSWERS = 64;
+    /** At most this many calls waiting for an approver are listed by {@link #pending(int)} at once. */
+    public static final int MAX_LISTED_PENDING = 64;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
     private static final Base64.Decoder B64D = Base64.getUrlDecoder();
@@ -117,7 +123,12 @@ public final class McpConfirmations implements ConfirmationGate {
         return elicitation;
     }
 
-    boolean usesTokens() {
+    /**
+     * Whether a client without elicitation gets a confirmation token and its call waits for an approver
+     * ({@link Builder#tokens(boolean) tokens(true)}): whether {@link #pending(int)} can list anything, and
+     * {@link #approve} approve it.
+     */
+    public boolean usesTokens() {
         return tokens;
     }
 
@@ -328,6 +339,55 @@ public final class McpConfirmations implements ConfirmationGate {
     }
 
     /**
+     * The calls waiting for an approver, the oldest request first, at most {@code limit}: what a console lists
+     * without knowing whose call it is (the store lists no records by operation). Each call that gets a token is
+     * also written to one of {@value #MAX_LISTED_PENDING} index slots in the store, which it holds until its newest
+     * token expires; a call that finds them all taken is logged and still approvable through
+     * {@link #pending(String, String, String)}, but not listed. A call that ran, or whose token expired, is not
+     * listed.
+     *
+     * @param limit how many to return, at least 1
+     * @throws IllegalArgumentException if {@code limit} is below 1
+     * @throws dev.idempotency.IdempotencyStoreException if the store fails
+     */
+    public List<Pending> pending(int limit) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("pending(" + limit + "): the limit must be at least 1");
+        }
+        List<Pending> waiting = new ArrayList<>();
+        Set<Listed> seen = new HashSet<>();
+        for (int n = 0; n < MAX_LISTED_PENDING; n++) {
+            IdempotencyRecord slot = liveRecord(indexId(n));
+            if (slot == null || slot.result() == null || slot.result().length == 0) {
+                continue;
+            }
+            Listed listed = listed(slot.result());
+            if (seen.add(listed)) {
+                pending(listed.principal(), listed.operation(), listed.key()).ifPresent(waiting::add);
+            }
+        }
+        waiting.sort(Comparator.comparing(Pending::requestedAt));
+        return List.copyOf(waiting.subList(0, Math.min(limit, waiting.size())));
+    }
+
+    /**
+     * The approval given to a waiting call and not yet used by its run: present between {@link #approve} and the
+     * call sent again with its token (then the call is no longer {@link #pending}).
+     *
+     * @param pending the waiting call, as {@link #pending(int)} or {@link #pending(String, String, String)} gave it
+     * @throws dev.idempotency.IdempotencyStoreException if the store fails
+     */
+    public Optional<Answer> approval(Pending pending) {
+        IdempotencyRecord found = liveRecord(approvalId(pending.principal(), pending.operation(), pending.key(),
+                pending.argumentDigest()));
+        return found == null || found.result() == null ? Optional.empty() : Optional.of(decode(found.result()));
+    }
+
+    /** What an index slot holds: which pending call it lists. */
+    record Listed(String principal, String operation, String key) {
+    }
+
+    /**
      * An approver's yes to a call waiting with a confirmation token: the call's token, sent again with the same call,
      * then runs it, once. This is the only thing that makes a token confirm: the token says which call, the approval
      * that a person agreed, through the application (a console, an admin endpoint), not through the MCP client whose
@@ -388,6 +448,85 @@ public final class McpConfirmations implements ConfirmationGate {
                 mcp.shown(), clock.instant().truncatedTo(ChronoUnit.MILLIS), token.expiresAt());
         put(pendingId(mcp.principal(), operation, key), PENDING_OPERATION,
                 JSON.writeValueAsBytes(new Waiting(pending, mcp.ttl())), token.expiresAt());
+        index(new Listed(mcp.principal(), operation, key), token.expiresAt());
+    }
+
+    /**
+     * Lists the pending call in an index slot until {@code until}: the slot that lists it already (kept until the
+     * later of its expiry and {@code until}), else the first free or expired one. One read per slot; a call that
+     * cannot be listed is logged and waits all the same.
+     */
+    private void index(Listed listed, Instant until) {
+        byte[] data = JSON.writeValueAsBytes(listed);
+        for (int attempt = 0; attempt < 5; attempt++) {
+            Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+            int free = -1;
+            IdempotencyRecord freeSlot = null;
+            boolean raced = false;
+            for (int n = 0; n < MAX_LISTED_PENDING && !raced; n++) {
+                Optional<IdempotencyRecord> found = store.find(indexId(n));
+                if (found.isEmpty()) {
+                    if (free < 0) {
+                        free = n;
+                    }
+                    continue;
+                }
+                IdempotencyRecord slot = found.get();
+                boolean live = slot.status() == IdempotencyRecord.Status.COMPLETED && !slot.isExpired(now);
+                if (live && Arrays.equals(slot.result(), data)) {
+                    if (slot.expiresAt().isBefore(until) && !store.resolve(slot, data, until)) {
+                        raced = true;
+                        continue;
+                    }
+                    return;
+                }
+                if (free < 0 && slot.status() == IdempotencyRecord.Status.COMPLETED && !live) {
+                    free = n;
+                    freeSlot = slot;
+                }
+            }
+            if (raced) {
+                continue;
+            }
+            if (free < 0) {
+                System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not listed: "
+                        + MAX_LISTED_PENDING + " calls wait for an approver already; " + listed.operation() + " key '"
+                        + listed.key() + "' of principal '" + listed.principal() + "' is approvable by pending("
+                        + "principal, operation, key) only");
+                return;
+            }
+            byte[] id = indexId(free);
+            if (freeSlot != null) {
+                if (store.resolve(freeSlot, data, until)) {
+                    return;
+                }
+                continue;
+            }
+            ClaimResult claimed = store.claim(new ClaimRequest(id, PENDING_OPERATION,
+                    HexFormat.of().formatHex(id, 0, 8), id, Tier.REVERSIBLE, now, until, until,
+                    Duration.ofSeconds(1)));
+            if (claimed.isAcquired() && store.complete(id, until, data, until)) {
+                return;
+            }
+        }
+        // the call waits all the same: only the list misses it
+        System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not listed: the "
+                + listed.operation() + " call of key '" + listed.key() + "' of principal '" + listed.principal()
+                + "' lost its index slot to concurrent calls 5 times; it is approvable by pending(principal,"
+                + " operation, key) only");
+    }
+
+    private static byte[] indexId(int slot) {
+        return Canonical.sha256(("pending-index|" + slot).getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static Listed listed(byte[] data) {
+        try {
+            return JSON.readValue(data, Listed.class);
+        } catch (JacksonException e) {
+            throw new IllegalStateException("an index slot of the calls waiting for an approver cannot be read: "
+                    + e.getOriginalMessage(), e);
+        }
     }
 
     /** Writes {@code data} under {@code id} until {@code until}, replacing what was there. */

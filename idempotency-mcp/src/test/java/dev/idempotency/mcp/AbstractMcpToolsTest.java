@@ -2,6 +2,7 @@ package dev.idempotency.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.ResolvedBy;
@@ -532,6 +533,42 @@ abstract class AbstractMcpToolsTest {
                     assertThat(a.argumentDigest()).isEqualTo(pending.argumentDigest());
                 });
         assertThat(fixture.confirmations.pending("alice", "Payments.refund", "t-1")).as("it ran").isEmpty();
+    }
+
+    @Test
+    void theCallsWaitingForAnApproverAreListedWithoutKnowingWhoseTheyAre() {
+        McpSyncClient alice = fixture.client("alice");
+        McpSyncClient bob = fixture.client("bob");
+        String aliceToken = token(call(alice, "refund", refund("A-1", 4999, "l-1"), Map.of()));
+        fixture.clock.advance(Duration.ofSeconds(1));
+        call(bob, "refund", refund("B-1", 100, "l-2"), Map.of());
+        fixture.clock.advance(Duration.ofSeconds(1));
+        // sent again without its token: a new token, the same call, listed once
+        call(bob, "refund", refund("B-1", 100, "l-2"), Map.of());
+
+        assertThat(fixture.confirmations.pending(10)).extracting(McpConfirmations.Pending::principal,
+                McpConfirmations.Pending::key).containsExactly(tuple("alice", "l-1"), tuple("bob", "l-2"));
+        assertThat(fixture.confirmations.pending(1)).singleElement()
+                .isEqualTo(fixture.confirmations.pending("alice", "Payments.refund", "l-1").orElseThrow());
+        assertThatThrownBy(() -> fixture.confirmations.pending(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("pending(0)");
+
+        McpConfirmations.Pending alices = fixture.confirmations.pending(10).get(0);
+        assertThat(fixture.confirmations.approval(alices)).isEmpty();
+        McpConfirmations.Answer approved = approve("alice", "l-1");
+        assertThat(fixture.confirmations.approval(alices)).as("approved, not yet run").contains(approved);
+        call(alice, "refund", withToken(refund("A-1", 4999, "l-1"), aliceToken), Map.of());
+        assertThat(tools.refunds).hasValue(1);
+        assertThat(fixture.confirmations.pending(10)).as("alice's call ran").singleElement()
+                .extracting(McpConfirmations.Pending::principal).isEqualTo("bob");
+        assertThat(fixture.confirmations.approval(alices)).as("used by the run").isEmpty();
+
+        fixture.clock.advance(McpServerFixture.CONFIRMATION_TTL);
+        assertThat(fixture.confirmations.pending(10)).as("bob's token expired").isEmpty();
+        // an expired slot is taken again
+        call(alice, "refund", refund("A-2", 5, "l-3"), Map.of());
+        assertThat(fixture.confirmations.pending(10)).extracting(McpConfirmations.Pending::key)
+                .containsExactly("l-3");
     }
 
     @Test

@@ -33,7 +33,8 @@ import tools.jackson.databind.json.JsonMapper;
  *   <li>{@code GET /actuator/idempotency}: JSON; the operations and this node's counts, what waits for an operator
  *       as stored ({@code backlog}: per operation, the {@code NEEDS_REVIEW} records and the age of the oldest, the
  *       claims stuck past their lease), the first {@value #LISTED} of each ({@code needsReview}, {@code stuck}:
- *       operation, readable key, status, instants; never a result) and the latest resolutions by hand
+ *       operation, readable key, status, instants, and {@code attempts}: the retries and takeovers the audit
+ *       recorded for the key, when, what they met and why; never a result) and the latest resolutions by hand
  *       ({@code resolutions}: who, when, why);</li>
  *   <li>{@code GET /actuator/idempotency/markdown}: the Markdown page;</li>
  *   <li>{@code POST /actuator/idempotency}, a write operation, <strong>off unless turned on</strong>
@@ -164,8 +165,8 @@ public class IdempotencyReportEndpoint {
         IdempotencyAdmin theAdmin = admin.get();
         if (theAdmin != null && !json.containsKey("backlogUnavailable")) {
             try {
-                json.put("needsReview", listed(theAdmin.needsReview(LISTED), showKeys));
-                json.put("stuck", listed(theAdmin.stuck(LISTED), showKeys));
+                json.put("needsReview", listed(theAdmin, theAdmin.needsReview(LISTED), showKeys));
+                json.put("stuck", listed(theAdmin, theAdmin.stuck(LISTED), showKeys));
             } catch (RuntimeException e) {
                 json.put("backlogUnavailable", e.getClass().getSimpleName() + ": " + e.getMessage());
             }
@@ -176,17 +177,40 @@ public class IdempotencyReportEndpoint {
         return json;
     }
 
-    private static List<?> listed(List<IdempotencyAdmin.Entry> entries, boolean showKeys) {
+    /**
+     * The entries as JSON, each with the attempts the audit recorded for its key ({@link IdempotencyAdmin#attempts};
+     * the store keeps no scope, so these are the attempts of the key claimed without one).
+     */
+    private static List<?> listed(IdempotencyAdmin admin, List<IdempotencyAdmin.Entry> entries, boolean showKeys) {
         List<Map<String, Object>> list = MAPPER.convertValue(entries, new TypeReference<List<Map<String, Object>>>() {
         });
-        if (!showKeys) {
-            // a digest of few possible arguments (an amount) could be found by trying them
-            list.forEach(e -> {
+        for (int i = 0; i < list.size(); i++) {
+            IdempotencyAdmin.Entry entry = entries.get(i);
+            Map<String, Object> e = list.get(i);
+            try {
+                e.put("attempts", admin.attempts(entry.operation(), "", entry.key()).stream()
+                        .map(a -> attempt(a, showKeys)).toList());
+            } catch (RuntimeException failed) {
+                // the entry stands; its attempts say why they are missing
+                e.put("attemptsUnavailable", failed.getClass().getSimpleName() + ": " + failed.getMessage());
+            }
+            if (!showKeys) {
+                // a digest of few possible arguments (an amount) could be found by trying them
                 e.put("key", MASK);
                 e.put("argumentsDigest", MASK);
-            });
+            }
         }
         return list;
+    }
+
+    /** One recorded attempt; its detail (an exception's message, which may name the key) masked like keys. */
+    private static Map<String, Object> attempt(IdempotencyAudit.Attempt a, boolean showKeys) {
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("at", a.at().toString());
+        json.put("kind", a.kind().name());
+        json.put("met", a.met().name());
+        json.put("detail", showKeys ? a.detail() : MASK);
+        return json;
     }
 
     /** The report as Markdown ({@code format} = {@code markdown}). */

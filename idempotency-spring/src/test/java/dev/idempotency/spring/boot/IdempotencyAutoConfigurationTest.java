@@ -14,6 +14,7 @@ import dev.idempotency.cache.CaffeinePrefilter;
 import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.codec.ResultCodec;
 import dev.idempotency.internal.Keys;
+import dev.idempotency.jdbc.JdbcIdempotencyAudit;
 import dev.idempotency.jdbc.JdbcIdempotencyStore;
 import dev.idempotency.metrics.MicrometerIdempotencyListener;
 import dev.idempotency.metrics.MicrometerIdempotencyObserver;
@@ -21,6 +22,7 @@ import dev.idempotency.spring.EnableIdempotency;
 import dev.idempotency.spring.IdempotentAspect;
 import dev.idempotency.spring.IdempotentAspectCustomizer;
 import dev.idempotency.spring.LogLines;
+import dev.idempotency.store.IdempotencyAudit;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import dev.idempotency.store.InMemoryIdempotencyStore;
@@ -28,6 +30,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
@@ -280,6 +283,28 @@ class IdempotencyAutoConfigurationTest {
                     assertThat(Duration.between(ownTtl.createdAt(), ownTtl.expiresAt()))
                             .isBetween(Duration.ofHours(2), Duration.ofHours(2).plusSeconds(5));
                 });
+    }
+
+    @Test
+    void theScheduledPurgeAlsoDeletesTheAuditsAttemptsOfKeysWithoutARecord() {
+        runner.run(context -> {
+            JdbcIdempotencyAudit audit = context.getBean(JdbcIdempotencyAudit.class);
+            byte[] gone = Keys.hash("Greeter.greet", "", "gone");
+            audit.attempt(gone, new IdempotencyAudit.Attempt("Greeter.greet", "gone", Tier.REVERSIBLE,
+                    IdempotencyRecord.Status.IN_FLIGHT, IdempotencyAudit.Attempt.Kind.REFUSED_IN_PROGRESS, "waited",
+                    Instant.now()));
+            context.getBean(Greeter.class).greet("kept", "ann");
+            byte[] kept = Keys.hash("Greeter.greet", "", "kept");
+            audit.attempt(kept, new IdempotencyAudit.Attempt("Greeter.greet", "kept", Tier.REVERSIBLE,
+                    IdempotencyRecord.Status.IN_FLIGHT, IdempotencyAudit.Attempt.Kind.REFUSED_IN_PROGRESS, "waited",
+                    Instant.now()));
+
+            context.getBean(IdempotencyPurgeScheduler.class).purge();
+
+            assertThat(audit.attempts(gone, 10)).isEmpty();
+            assertThat(audit.attempts(kept, 10)).singleElement().extracting(IdempotencyAudit.Attempt::key)
+                    .isEqualTo("kept");
+        });
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.idempotency.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.idempotency.IdempotencyAdmin;
 import dev.idempotency.IdempotencyReport;
@@ -12,6 +13,7 @@ import dev.idempotency.codec.JacksonResultCodec;
 import dev.idempotency.internal.Keys;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.IdempotencyRecord.Status;
+import dev.idempotency.store.InMemoryIdempotencyAudit;
 import dev.idempotency.store.InMemoryIdempotencyStore;
 import java.io.IOException;
 import java.net.URL;
@@ -68,13 +70,14 @@ class IdempotencyEndpointResolveTest {
     private final Instant start = Instant.parse("2026-01-01T10:00:00Z");
     private final Clock later = Clock.fixed(start.plus(Duration.ofHours(2)), ZoneOffset.UTC);
     private final InMemoryIdempotencyStore store = new InMemoryIdempotencyStore();
+    private final InMemoryIdempotencyAudit audit = new InMemoryIdempotencyAudit();
     private final IdempotentOperation<String> send = IdempotentOperation
             .builder("Payouts.send", Tier.IRREVERSIBLE, ResultType.of(String.class)).build();
 
     /** An irreversible call of {@code send} that threw: its outcome is unknown, the key is held for review. */
     private void sendFailed(String key) {
         IdempotentExecutor executor = IdempotentExecutor.builder(store).clock(Clock.fixed(start, ZoneOffset.UTC))
-                .build();
+                .attempts(audit).build();
         try {
             executor.execute(send, key, new Object[] {key}, () -> {
                 throw new IllegalStateException("the payout gateway timed out");
@@ -102,7 +105,7 @@ class IdempotencyEndpointResolveTest {
         Path file = dir.resolve(IdempotencyAdmin.OPERATIONS_RESOURCE);
         Files.createDirectories(file.getParent());
         Files.writeString(file, INVENTORY);
-        IdempotencyAdmin admin = IdempotencyAdmin.builder(store).clock(later)
+        IdempotencyAdmin admin = IdempotencyAdmin.builder(store).clock(later).audit(audit)
                 .classLoader(new URLClassLoader(new URL[] {dir.toUri().toURL()}, null)).build();
         return new IdempotencyReportEndpoint(admin::operations, new IdempotencyReport.Counts(), () -> false,
                 () -> admin, later, JacksonResultCodec.defaultMapper(), guard);
@@ -126,6 +129,28 @@ class IdempotencyEndpointResolveTest {
                                 Keys.hash("args", "", "P-1")))
                         .doesNotContainKey("result"));
         assertThat(endpoint.format(OPERATOR, "markdown")).contains("| Payouts.send | 1 | 2h0m | 0 | - |");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void eachKeyWaitingShowsItsRecordedAttemptsMaskedLikeItsKey(@TempDir Path dir) throws IOException {
+        sendFailed("P-1");
+        sendFailed("P-1");  // the retry is refused: held for review
+        IdempotencyReportEndpoint endpoint = endpoint(dir);
+
+        Map<String, Object> held = ((List<Map<String, Object>>) endpoint.report(OPERATOR).get("needsReview")).get(0);
+        assertThat(held).containsEntry("key", "P-1");
+        assertThat((List<Map<String, Object>>) held.get("attempts")).extracting(a -> a.get("kind"), a -> a.get("met"))
+                .containsExactly(tuple("HELD_FOR_REVIEW", "IN_FLIGHT"), tuple("REFUSED_HELD", "NEEDS_REVIEW"));
+        assertThat((List<Map<String, Object>>) held.get("attempts")).first().satisfies(a -> assertThat(a)
+                .containsEntry("at", start.toString())
+                .hasEntrySatisfying("detail", d -> assertThat(d.toString()).contains("the payout gateway timed out")));
+
+        Map<String, Object> masked = ((List<Map<String, Object>>) endpoint.report(ANONYMOUS).get("needsReview"))
+                .get(0);
+        assertThat(masked.toString()).doesNotContain("P-1").doesNotContain("timed out");
+        assertThat((List<Map<String, Object>>) masked.get("attempts")).hasSize(2)
+                .allSatisfy(a -> assertThat(a).containsEntry("detail", "******"));
     }
 
     @Test
