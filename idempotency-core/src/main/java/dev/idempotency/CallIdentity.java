@@ -1,7 +1,7 @@
 package dev.idempotency;
 
 /**
- * Who one call is, worked out once before it claims anything ({@code docs/engine.md}, "Prepare the key"): its
+ * Who one call is, worked out once before it claims anything ({@code docs/engine.md}, state {@code PrepareKey}): its
  * operation, its key as people may read it (in events, exceptions and logs), the hash of its key in its scope (the
  * store's key), and the fingerprint of its arguments (what a replay must match). Immutable: its arrays are never
  * changed once made, and every step of the call reads it as it is.

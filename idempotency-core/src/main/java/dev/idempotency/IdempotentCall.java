@@ -157,7 +157,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
     private ClaimRequest request(Instant now) {
         CallIdentity id = identity();
         long remaining = Math.max(0, op.lockTimeout().toNanos() - (System.nanoTime() - start));
-        return new ClaimRequest(id.keyHash(), op.name(), id.readable(), id.fingerprint(), op.tier(), now,
+        return new ClaimRequest(id.keyHash(), id.operation(), id.readable(), id.fingerprint(), op.tier(), now,
                 millis(now.plus(op.lease())), millis(now.plus(op.ttl())), Duration.ofNanos(remaining));
     }
 
@@ -406,8 +406,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         try {
             compensation.compensate(value);
         } catch (Exception e) {
-            LOG.log(System.Logger.Level.ERROR, "the compensation of " + op.name() + " key '"
-                    + identity().readable() + "' failed after its transaction rolled back; the external effect may remain", e);
+            LOG.log(System.Logger.Level.ERROR, "the compensation of " + op.name() + " key '" + identity().readable()
+                    + "' failed after its transaction rolled back; the external effect may remain", e);
         }
     }
 

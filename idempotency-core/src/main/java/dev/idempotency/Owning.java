@@ -11,10 +11,10 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The owner's side of a call whose key is ours ({@code docs/engine.md}, "Run" and "Settle"): our claim (where it
- * lives, and the keeper of its lease), the confirmation gate and the method ({@link #run}), then what becomes of the
- * claim after the method returned ({@link #afterReturning}) or threw ({@link #afterThrowing}), decided by
- * {@link Settling} and carried out by {@link #settle}, now or when the caller's transaction ends
+ * The owner's side of a call whose key is ours ({@code docs/engine.md}, states {@code Run} and {@code Settle}): our
+ * claim (where it lives, and the keeper of its lease), the confirmation gate and the method ({@link #run}), then what
+ * becomes of the claim after the method returned ({@link #afterReturning}) or threw ({@link #afterThrowing}), decided
+ * by {@link Settling} and carried out by {@link #settle}, now or when the caller's transaction ends
  * ({@link #recordWithCommit}).
  */
 final class Owning<T, E extends Throwable> {

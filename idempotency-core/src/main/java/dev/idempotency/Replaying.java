@@ -5,9 +5,10 @@ import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.IdempotencyRecord;
 
 /**
- * Answers a call from its key's completed record ({@code docs/engine.md}, "Replay"): the recorded value, decoded
- * (from the pre-filter's decoded values when it held the record), or a new instance of the recorded exception.
- * Runs nothing and writes nothing; a record that cannot be read back is an {@link IdempotencyReplayException}.
+ * Answers a call from its key's completed record ({@code docs/engine.md}, state {@code Replay}): the recorded value,
+ * decoded (from the pre-filter's decoded values when it held the record), or a new instance of the recorded
+ * exception. Runs nothing and writes nothing; a record that cannot be read back is an
+ * {@link IdempotencyReplayException}.
  */
 final class Replaying {
 
