@@ -83,7 +83,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       a reason naming the listener, the source and the key ({@link IdempotencyKeyReusedException});</li>
  *   <li>a key whose first delivery is still running elsewhere: after waiting up to the lock timeout, RabbitMQ
  *       requeues the message ({@code ImmediateRequeueAmqpException}), Kafka hands an
- *       {@link dev.idempotency.IdempotencyInProgressException} to the error handler ({@link IdempotentKafkaErrorHandling});</li>
+ *       {@link dev.idempotency.IdempotencyInProgressException} to the error handler
+ *       ({@link IdempotentKafkaErrorHandling});</li>
  *   <li>the listener throws: nothing is recorded, the exception reaches the container unchanged, so that the
  *       message is retried or dead-lettered exactly as without this advice;</li>
  *   <li>no key (no message id, an expression that reads a missing header), or an {@link Tier#IRREVERSIBLE}
