@@ -4,7 +4,6 @@ import dev.idempotency.IdempotencyEvent.Outcome;
 import dev.idempotency.IdempotentExecutor.Action;
 import dev.idempotency.IdempotentExecutor.Compensation;
 import dev.idempotency.internal.Keys;
-import dev.idempotency.internal.RecordedExceptions;
 import dev.idempotency.store.CallerTransactionAborted;
 import dev.idempotency.store.CircuitOpenException;
 import dev.idempotency.store.ClaimRequest;
@@ -25,10 +24,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * One call of an {@link IdempotentExecutor} in progress, and the state that its steps share: the state machine of
- * {@code docs/engine.md}. Prepare the key ({@link #prepareKey}), decide in the claim phase ({@link #decide}: the
- * pre-filter, the key's gate, {@link #awaitClaim} with {@link Claiming}), then run ({@link #run}), replay
- * ({@link #replay}) or run unguarded ({@link #runUnguarded}); an owner settles its claim ({@link Settling}) now or
- * after the caller's transaction ends ({@link #recordWithCommit}).
+ * {@code docs/engine.md}. Prepare the key ({@link #prepareKey}: the call's {@link CallIdentity}), decide in the claim
+ * phase ({@link #decide}: the pre-filter, the key's gate, {@link #awaitClaim} with {@link Claiming}), then run as the
+ * owner ({@link Owning}), replay ({@link Replaying}) or run unguarded ({@link #runUnguarded}); the owner settles its
+ * claim ({@link Settling}) now or after the caller's transaction ends.
  */
 final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserver.Invocation<T, E> {
     private static final System.Logger LOG = System.getLogger(IdempotentExecutor.class.getName());
@@ -36,12 +35,12 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
     private static final long MAX_POLL_NANOS = Duration.ofMillis(250).toNanos();
 
     /** The executor: its store, codec, clock, transactions, listeners, and the gates of its keys. */
-    private final IdempotentExecutor engine;
-    private final IdempotentOperation<T> op;
+    final IdempotentExecutor engine;
+    final IdempotentOperation<T> op;
     /** The call's arguments, never null. */
     final Object[] arguments;
-    private final Action<T, E> action;
-    private final @Nullable Compensation<T> compensation;
+    final Action<T, E> action;
+    final @Nullable Compensation<T> compensation;
     private final String key;
     /** The call's own scope (given to {@code execute}), or null for the executor's {@link IdempotencyScope}. */
     private final @Nullable String scope;
@@ -49,11 +48,18 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
     private boolean started;
     private @Nullable Outcome outcome;
     private long claimNanos;
-    private String readable = "";
-    private byte[] keyHash;
-    private byte[] fingerprint;
+    /** Who the call is: set once, by {@link #prepareKey} or {@link #replays}, before any step reads it. */
+    private @Nullable CallIdentity identity;
     /** The completed outcome the pre-filter held ({@link IdempotentExecutor#replayHeldOr}): replayed, nothing else. */
     private @Nullable IdempotencyRecord held;
+    /** The request of the latest claim or takeover: once acquired, its lease identifies our claim. */
+    private @Nullable ClaimRequest claim;
+    /**
+     * Whether the claim and the outcome are written outside the caller's transaction, committed on their own:
+     * {@link Tier#IRREVERSIBLE} calls, whose intent to act must be durable before the effect, whatever the
+     * caller's transaction does later.
+     */
+    private boolean independent;
 
     IdempotentCall(IdempotentExecutor engine, IdempotentOperation<T> op, @Nullable String scope, String key,
             Object[] arguments, Action<T, E> action, @Nullable Compensation<T> compensation) {
@@ -75,18 +81,16 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         start = System.nanoTime();
         if (held != null) {
             claimNanos = System.nanoTime() - start;
-            return replay(held, true);
+            return Replaying.replay(this, held, true);
         }
         prepareKey();
         return execute();
     }
 
-    /** Makes this call the replay of {@code record}, which the pre-filter held. */
-    void replays(IdempotencyRecord record, String readableKey, byte[] hash, byte[] print) {
+    /** Makes this call the replay of {@code record}, which the pre-filter held for {@code identity}. */
+    void replays(IdempotencyRecord record, CallIdentity identity) {
         this.held = record;
-        this.readable = readableKey;
-        this.keyHash = hash;
-        this.fingerprint = print;
+        this.identity = identity;
     }
 
     @Override
@@ -94,53 +98,80 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         return Optional.ofNullable(outcome);
     }
 
-    private void publish(Outcome published, long claim) {
-        outcome = published;
-        engine.publish(op, readable, published, claim, start);
+    /** Who the call is, once its key is prepared. */
+    CallIdentity identity() {
+        return Objects.requireNonNull(identity, "identity");
     }
 
+    /** Publishes the call's outcome: to the open {@link IdempotencyContext} scopes and the listeners. */
+    void publish(Outcome published) {
+        outcome = published;
+        engine.publish(op, identity().readable(), published, claimNanos, start);
+    }
+
+    /** Publishes {@code outcome} and returns {@code exception}, for the caller to throw. */
+    <X extends RuntimeException> X fail(Outcome outcome, X exception) {
+        publish(outcome);
+        return exception;
+    }
+
+    /**
+     * Works out the call's {@link CallIdentity}; a key, scope or argument that is refused fails the call, published
+     * with the key as far as it could be read.
+     */
     private void prepareKey() {
+        String readable = "";
         boolean normalized = false;
+        byte[] keyHash;
         try {
             engine.prepare(op);
             String normal = Keys.normalize(key);
-            this.readable = Keys.readableNormalized(normal);
+            readable = Keys.readableNormalized(normal);
             normalized = true;
             String tenant = scope != null ? scope : engine.scope.current();
             if (tenant == null) {
                 throw new IllegalArgumentException("the IdempotencyScope returned null (return \"\" for none)");
             }
-            this.keyHash = Keys.hash(op.name(), tenant, normal);
+            keyHash = Keys.hash(op.name(), tenant, normal);
         } catch (RuntimeException e) {
             if (!normalized) {
                 // refused (or not checked): the key as people may see it, escaped where it needs to be
-                this.readable = key == null ? "" : Keys.readable(key);
+                readable = key == null ? "" : Keys.readable(key);
             }
-            publish(Outcome.FAILED, 0);
+            refused(readable);
             throw e instanceof IllegalArgumentException
                     ? new IdempotencyKeyException(op.description() + ": " + e.getMessage(), e) : e;
         }
+        byte[] fingerprint;
         try {
-            this.fingerprint = engine.fingerprints.fingerprint(this.arguments, op::isIgnored);
+            fingerprint = engine.fingerprints.fingerprint(this.arguments, op::isIgnored);
         } catch (IllegalArgumentException e) {
-            publish(Outcome.FAILED, 0);
+            refused(readable);
             throw new IdempotencyException(op.description() + ": " + e.getMessage(), e);
         }
+        this.identity = new CallIdentity(op.name(), readable, keyHash, fingerprint);
+    }
+
+    /** Publishes a call refused before it has an identity, under the key as far as it could be read. */
+    private void refused(String readable) {
+        outcome = Outcome.FAILED;
+        engine.publish(op, readable, Outcome.FAILED, 0, start);
     }
 
     private ClaimRequest request(Instant now) {
+        CallIdentity id = identity();
         long remaining = Math.max(0, op.lockTimeout().toNanos() - (System.nanoTime() - start));
-        return new ClaimRequest(keyHash, op.name(), readable, fingerprint, op.tier(), now,
+        return new ClaimRequest(id.keyHash(), id.operation(), id.readable(), id.fingerprint(), op.tier(), now,
                 millis(now.plus(op.lease())), millis(now.plus(op.ttl())), Duration.ofNanos(remaining));
     }
 
     T execute() throws E {
         Decision decision = decide();
         if (decision instanceof Decision.Acquired acquired) {
-            return run(acquired.transactional());
+            return new Owning<>(this, Objects.requireNonNull(claim), acquired.transactional()).run();
         }
         if (decision instanceof Decision.Replay replay) {
-            return replay(replay.record(), replay.cached());
+            return Replaying.replay(this, replay.record(), replay.cached());
         }
         return runUnguarded(((Decision.Unguarded) decision).failure());
     }
@@ -151,6 +182,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
      * before anything runs.
      */
     private Decision decide() {
+        CallIdentity id = identity();
+        String readable = id.readable();
         independent = op.tier() == Tier.IRREVERSIBLE;
         if (engine.transactions.isTransactionActive() && engine.transactions.isReadOnly()) {
             throw fail(Outcome.FAILED, new IdempotencyException(op.description() + ": cannot claim idempotency"
@@ -162,14 +195,14 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
             // a completed outcome held in memory is replayed at once: it claims nothing, runs nothing and waits
             // for no one, so it needs no claim request and no turn at the key's gate; what the store's claim
             // would answer for it is the same record (a payload mismatch goes the usual way, and is refused there)
-            IdempotencyRecord hit = engine.inMemory.completed(keyHash);
-            if (hit != null && Arrays.equals(hit.fingerprint(), fingerprint)) {
+            IdempotencyRecord hit = engine.inMemory.completed(id.keyHash());
+            if (hit != null && Arrays.equals(hit.fingerprint(), id.fingerprint())) {
                 claimNanos = System.nanoTime() - start;
                 return new Decision.Replay(hit, true);
             }
         }
         long deadline = start + op.lockTimeout().toNanos();
-        KeyGates.Entry entry = engine.gates.enter(keyHash);
+        KeyGates.Entry entry = engine.gates.enter(id.keyHash());
         if (entry == null) {
             // not recorded: this refusal sheds load when too many callers crowd one key, and a write (on a
             // connection of its own) for each of them would add to the load it sheds
@@ -202,6 +235,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
      * {@link StoreFailedUnguarded} when the store fails and the operation proceeds unguarded.
      */
     private Decision awaitClaim(long deadline) {
+        CallIdentity id = identity();
+        String readable = id.readable();
         long pause = FIRST_POLL_NANOS;
         ClaimResult result = claim();
         claimNanos = System.nanoTime() - start;
@@ -210,7 +245,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         while (true) {
             Instant now = now();
             long left = deadline - System.nanoTime();
-            switch (Claiming.next(result, now, op.tier(), fingerprint, liveByStore, left)) {
+            switch (Claiming.next(result, now, op.tier(), id.fingerprint(), liveByStore, left)) {
                 case ACQUIRED:
                     return Decision.Acquired.of(result.isTransactional());
                 case REPLAY:
@@ -223,7 +258,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
                 case KEY_REUSED: {
                     IdempotencyRecord record = Objects.requireNonNull(result.record());
                     attempt(Attempt.Kind.KEY_REUSED, record.status(), "its arguments' digest "
-                            + HexFormat.of().formatHex(fingerprint) + " differs from the key's "
+                            + HexFormat.of().formatHex(id.fingerprint()) + " differs from the key's "
                             + HexFormat.of().formatHex(record.fingerprint()), false);
                     throw fail(Outcome.KEY_REUSED, new IdempotencyKeyReusedException(op.name(), readable));
                 }
@@ -251,6 +286,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
                     // IRREVERSIBLE: the side effect may have happened; stop for a human rather than run it twice
                     IdempotencyRecord record = Objects.requireNonNull(result.record());
                     Instant lease = record.leaseUntil();
+                    byte[] keyHash = id.keyHash();
                     if (store(() -> outside(() -> engine.store.markNeedsReviewIfStale(keyHash, lease, now)))) {
                         attempt(Attempt.Kind.HELD_STALE, Status.IN_FLIGHT, "the claim of " + record.createdAt()
                                 + ", whose lease ran out at " + lease + ": its attempt may have acted", false);
@@ -271,16 +307,6 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         }
     }
 
-    /** The request of the latest claim or takeover: once acquired, its lease identifies our claim. */
-    private ClaimRequest claim;
-
-    /**
-     * Whether the claim and the outcome are written outside the caller's transaction, committed on their own:
-     * {@link Tier#IRREVERSIBLE} calls, whose intent to act must be durable before the effect, whatever the
-     * caller's transaction does later.
-     */
-    private boolean independent;
-
     private ClaimResult claim() {
         ClaimRequest request = request(now());
         claim = request;
@@ -297,7 +323,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
      * committed state rather than the transaction's snapshot, and holds no lock that the owner needs to finish.
      */
     private ClaimResult reread() {
-        Optional<IdempotencyRecord> again = store(() -> outside(() -> engine.store.find(keyHash)));
+        Optional<IdempotencyRecord> again = store(() -> outside(() -> engine.store.find(identity().keyHash())));
         return again.isPresent() ? ClaimResult.existing(again.get()) : claim();
     }
 
@@ -320,6 +346,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
 
     /** What a failure of the store while claiming or reading the key is thrown as (and publishes). */
     private RuntimeException storeFailure(RuntimeException e) {
+        String readable = identity().readable();
         if (e instanceof IdempotencyInProgressException) {
             // a store that cannot wait any longer in this transaction (a snapshot that cannot see the winner)
             return fail(Outcome.IN_PROGRESS, e);
@@ -352,7 +379,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         engine.warnUnguarded(op, failure);
         boolean inTransaction = engine.transactions.isTransactionActive();
         IdempotencyContext.Call previous =
-                IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
+                IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), identity().readable()));
         T value;
         try {
             value = action.run();
@@ -361,7 +388,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
                 engine.transactions.setRollbackOnly();
             }
             t.addSuppressed(failure);
-            publish(Outcome.FAILED, claimNanos);
+            publish(Outcome.FAILED);
             throw t;
         } finally {
             IdempotencyContext.exit(previous);
@@ -369,228 +396,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         if (compensation != null && inTransaction) {
             compensateOnRollback(value);
         }
-        publish(Outcome.UNGUARDED, claimNanos);
+        publish(Outcome.UNGUARDED);
         return value;
-    }
-
-    private <X extends RuntimeException> X fail(Outcome outcome, X exception) {
-        publish(outcome, claimNanos);
-        return exception;
-    }
-
-    private T replay(IdempotencyRecord record, boolean cached) {
-        byte[] data = record.result();
-        if (data == null) {
-            throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description()
-                    + ": the completed record of key '" + readable + "' holds no result"));
-        }
-        if (RecordedExceptions.isException(data)) {
-            Throwable recorded = recordedException(data);
-            publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
-            throw IdempotentCall.<RuntimeException>sneaky(recorded);
-        }
-        Object value;
-        try {
-            value = cached ? engine.decoded.decode(record, data, op.resultType().type())
-                    : engine.codec.decode(data, op.resultType().type());
-        } catch (IdempotencyReplayException e) {
-            throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                    + "': " + e.getMessage(), e));
-        }
-        publish(cached ? Outcome.REPLAYED_CACHED : Outcome.REPLAYED, claimNanos);
-        @SuppressWarnings("unchecked")
-        T t = (T) value;
-        return t;
-    }
-
-    /**
-     * A new instance of the recorded exception: only a class among the operation's declared replayExceptions,
-     * through its public (String) constructor; anything else in the row is an IdempotencyReplayException.
-     */
-    private Throwable recordedException(byte[] data) {
-        RecordedExceptions.Recorded recorded;
-        try {
-            recorded = RecordedExceptions.decode(data);
-        } catch (IllegalArgumentException e) {
-            throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                    + "': " + e.getMessage() + " (was the row changed?)", e));
-        }
-        Class<? extends Throwable> type = op.replayExceptionNamed(recorded.exception());
-        if (type == null) {
-            throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                    + "' recorded the exception " + recorded.exception() + ", which is not among the operation's"
-                    + " replayExceptions " + op.replayExceptions().stream().map(Class::getName).toList()
-                    + " (was the row changed, or the list since?)"));
-        }
-        try {
-            return type.getConstructor(String.class).newInstance(recorded.message());
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            throw fail(Outcome.FAILED, new IdempotencyReplayException(op.description() + ": key '" + readable
-                    + "': cannot make a new " + type.getName() + " through its (String) constructor", e));
-        }
-    }
-
-    // ---- the owner's side: the key is ours ------------------------------------------------------------------
-
-    /** Our claim: where it lives, and the keeper of its lease when it is committed and visible to others. */
-    private final class Owned {
-        final ClaimRequest request;
-        /** The claim lives in the caller's still-open transaction and commits or rolls back with it. */
-        final boolean joined;
-        final @Nullable LeaseKeeper keeper;
-
-        Owned(ClaimRequest request, boolean joined) {
-            this.request = request;
-            this.joined = joined;
-            this.keeper = joined ? null : LeaseKeeper.start(engine.store, engine.clock, request.keyHash(),
-                    request.leaseUntil(), op.lease(), op.name() + " key '" + readable + "'");
-        }
-
-        /** Stops renewing; the lease that identifies the claim from now on. */
-        Instant finish() {
-            return keeper == null ? request.leaseUntil() : keeper.stop();
-        }
-
-        /** Runs a store write of the owner: outside the caller's transaction unless the claim lives in it. */
-        <R> R write(Supplier<R> work) {
-            return joined ? work.get() : outside(work);
-        }
-    }
-
-    private T run(boolean transactional) throws E {
-        Owned owned = new Owned(claim, transactional);
-        if (engine.gate != null && op.tier() == Tier.IRREVERSIBLE) {
-            try {
-                engine.gate.check(new ConfirmationGate.Call(op.name(), readable, Arrays.asList(arguments)));
-            } catch (RuntimeException e) {
-                // refused before the method ran: nothing happened
-                settle(owned, Settling.settle(op.tier(), false, Settling.Ending.FAILED), null, e);
-                throw fail(e instanceof ConfirmationRequiredException ? Outcome.CONFIRMATION_REQUIRED
-                        : Outcome.FAILED, e);
-            }
-        }
-        IdempotencyContext.Call previous =
-                IdempotencyContext.enter(new IdempotencyContext.Call(op.name(), readable));
-        T value;
-        try {
-            value = action.run();
-        } catch (Throwable t) {
-            completeAfterThrowing(owned, t);
-            throw t;
-        } finally {
-            IdempotencyContext.exit(previous);
-        }
-        return completeAfterReturning(owned, value);
-    }
-
-    /**
-     * The method threw. A declared replayable exception is the call's outcome, recorded like a value. Anything
-     * else records nothing: inside a transaction that transaction is marked rollback-only, so that the method's
-     * partial writes never commit without their claim (a checked exception commits under Spring's default
-     * rules); then the key is released so that a retry runs again, unless the call is irreversible and the
-     * exception is not one of its {@code releaseOn}: its effect may have happened, so the key is held for review.
-     */
-    private void completeAfterThrowing(Owned owned, Throwable thrown) {
-        Class<? extends Throwable> recordedAs = op.recordedAs(thrown);
-        if (recordedAs != null) {
-            recordException(owned, recordedAs, thrown);
-            return;
-        }
-        if (engine.transactions.isTransactionActive()) {
-            engine.transactions.setRollbackOnly();
-        }
-        // an exception among the operation's releaseOn says that the effect did not happen
-        settle(owned, Settling.settle(op.tier(), !op.releases(thrown), Settling.Ending.FAILED), null, thrown);
-        publish(Outcome.FAILED, claimNanos);
-    }
-
-    /**
-     * Records a declared business exception as the call's outcome, by the same path as a value. A failure to
-     * record is added to the business exception, which the caller gets either way.
-     */
-    private void recordException(Owned owned, Class<? extends Throwable> type, Throwable thrown) {
-        byte[] data = RecordedExceptions.encode(type, thrown.getMessage());
-        try {
-            // a declared decision ("insufficient funds"): nothing happened, so a rollback simply releases the key
-            recordWithCommit(owned, data, false);
-        } catch (IdempotencyException e) {
-            thrown.addSuppressed(e);
-        }
-    }
-
-    private T completeAfterReturning(Owned owned, T value) {
-        boolean inTransaction = engine.transactions.isTransactionActive();
-        if (compensation != null && inTransaction) {
-            // registered before anything else can fail: whatever rolls the transaction back after the method
-            // returned (recording the result included), the external effect is undone, before the key is
-            // released to a retry; an unknown commit outcome compensates nothing (the writes may be there)
-            compensateOnRollback(value);
-        }
-        byte[] data;
-        try {
-            data = engine.codec.encode(value, op.resultType().type());
-            ResultSize.check(op, data);
-            if (RecordedExceptions.isException(data)) {
-                throw new IdempotencyReplayException(op.description() + ": the result codec wrote a value"
-                        + " starting with the byte 0x00, which marks a recorded exception; a ResultCodec must"
-                        + " never write it");
-            }
-        } catch (RuntimeException e) {
-            if (inTransaction) {
-                engine.transactions.setRollbackOnly();
-            }
-            // the side effect happened and cannot be replayed: an irreversible one is held for review, since
-            // releasing would let a retry do it twice
-            settle(owned, Settling.settle(op.tier(), true, Settling.Ending.FAILED), null, e);
-            throw fail(Outcome.FAILED, e instanceof IdempotencyReplayException ? e
-                    : new IdempotencyReplayException(op.description() + ": cannot record the result", e));
-        }
-        recordWithCommit(owned, data, true);
-        return value;
-    }
-
-    /**
-     * Records an outcome (a value or a declared exception) so that it is replayed only once the method's writes
-     * are committed:
-     * <ul>
-     * <li>a claim in the caller's transaction: at once, in it (it commits or rolls back with the writes);</li>
-     * <li>no transaction: at once;</li>
-     * <li>a committed claim inside a caller's transaction (a store that cannot join it, or an irreversible call):
-     * when that transaction ends, its lease renewed until then. Committed: recorded. Rolled back (or the
-     * savepoint the call ran under): released, or held for review if irreversible. Unknown (the commit's reply
-     * was lost): nothing is released, the writes may be there; an irreversible call is held for review, a
-     * reversible one stays in flight until its lease ends.</li>
-     * </ul>
-     *
-     * @param mayHaveActed false for a declared exception (a decision: nothing happened), whose key a rollback
-     *                     or an unknown commit simply releases, whatever the tier
-     */
-    private void recordWithCommit(Owned owned, byte[] data, boolean mayHaveActed) {
-        boolean inTransaction = engine.transactions.isTransactionActive();
-        if (owned.joined || !inTransaction) {
-            // nothing stands between the outcome and its record: recorded now (in the transaction if joined)
-            if (!settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.OUTCOME), data, null)) {
-                return;
-            }
-            if (inTransaction) {
-                publishWithCommit();
-            } else {
-                publish(Outcome.EXECUTED, claimNanos);
-            }
-            return;
-        }
-        engine.transactions.afterCompletion(completion -> {
-            try {
-                if (settle(owned, Settling.settle(op.tier(), mayHaveActed, Settling.Ending.of(completion)), data,
-                        null)) {
-                    publish(published(completion), claimNanos);
-                }
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.ERROR, "could not settle the outcome of " + op.name() + " key '"
-                        + readable + "' after its transaction ended (" + completion + "); the claim stays in"
-                        + " flight until its lease ends", e);
-            }
-        });
     }
 
     /**
@@ -598,69 +405,16 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
      * to the listeners and the open {@link IdempotencyContext} scopes. With neither, there is no one to tell, and
      * no callback is registered (with Spring, a synchronization costs some 400 bytes per call).
      */
-    private void publishWithCommit() {
+    void publishWithCommit() {
         outcome = Outcome.EXECUTED;
         if (engine.listeners.isEmpty() && !IdempotencyContext.collecting()) {
             return;
         }
-        engine.transactions.afterCompletion(completion -> publish(published(completion), claimNanos));
-    }
-
-    /**
-     * Carries out the {@link Settling settlement} of our claim.
-     *
-     * @param data  the outcome to record ({@link Settling.Settlement#RECORD} only)
-     * @param cause the exception on its way to the caller, which keeps a failure to release or hold; null to log it
-     * @return false when the outcome could not be recorded and the call went on unguarded (published as such)
-     */
-    private boolean settle(Owned owned, Settling.Settlement settlement, byte @Nullable [] data,
-            @Nullable Throwable cause) {
-        switch (settlement) {
-            case RECORD -> {
-                return record(owned, Objects.requireNonNull(data, "data"));
-            }
-            case RELEASE -> release(owned, cause);
-            case HOLD_FOR_REVIEW -> holdForReview(owned, cause);
-            case LEAVE_IN_FLIGHT -> owned.finish();
-        }
-        return true;
-    }
-
-    /**
-     * Records the outcome. When the store fails and the operation proceeds unguarded, the method ran and its
-     * outcome cannot be recorded: its result goes back all the same, the call is published as unguarded and this
-     * returns false; the claim stays in flight until its lease ends, then a retry takes it over.
-     */
-    private boolean record(Owned owned, byte[] data) {
-        Instant lease = owned.finish();
-        Instant expiresAt = millis(now().plus(op.ttl()));
-        boolean recorded;
-        try {
-            // what owned.write(() -> store.complete(...)) does, without a lambda when the claim is joined
-            recorded = owned.joined ? engine.store.complete(keyHash, lease, data, expiresAt)
-                    : outside(() -> engine.store.complete(keyHash, lease, data, expiresAt));
-        } catch (RuntimeException e) {
-            IdempotencyStoreException failure = new IdempotencyStoreException(op.description()
-                    + ": could not record the result of key '" + readable + "'", true, e);
-            if (op.onStoreDown() == StoreDown.PROCEED_UNGUARDED && !(e instanceof IdempotencyException)
-                    && !(e instanceof CallerTransactionAborted)) {
-                engine.warnUnguarded(op, failure);
-                publish(Outcome.UNGUARDED, claimNanos);
-                return false;
-            }
-            throw fail(Outcome.FAILED, failure);
-        }
-        if (!recorded) {
-            throw fail(Outcome.FAILED, new IdempotencyStoreException(op.description() + ": the claim of key '"
-                    + readable + "' was taken over or evicted before its result could be recorded"
-                    + " (its lease of " + op.lease() + " ran out without being renewed: was the process paused?)",
-                    true, null));
-        }
-        return true;
+        engine.transactions.afterCompletion(completion -> publish(published(completion)));
     }
 
     /** Registers the compensation of {@code value}, run if the caller's transaction rolls back. */
-    private void compensateOnRollback(T value) {
+    void compensateOnRollback(T value) {
         engine.transactions.afterCompletion(completion -> {
             if (completion == TransactionBridge.Completion.ROLLED_BACK) {
                 compensate(value);
@@ -676,31 +430,8 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         try {
             compensation.compensate(value);
         } catch (Exception e) {
-            LOG.log(System.Logger.Level.ERROR, "the compensation of " + op.name() + " key '" + readable
+            LOG.log(System.Logger.Level.ERROR, "the compensation of " + op.name() + " key '" + identity().readable()
                     + "' failed after its transaction rolled back; the external effect may remain", e);
-        }
-    }
-
-    /**
-     * Keeps an irreversible call's committed claim blocked as {@code NEEDS_REVIEW}: it may have acted, and its
-     * outcome cannot be recorded. A failure to do so is kept (or logged), not thrown: the lease then exposes the
-     * claim as stale, which leads to the same review.
-     */
-    private void holdForReview(Owned owned, @Nullable Throwable cause) {
-        Instant lease = owned.finish();
-        boolean held;
-        try {
-            held = owned.write(() -> engine.store.markNeedsReview(keyHash, lease));
-        } catch (RuntimeException e) {
-            keep(cause, e, "hold for review");
-            return;
-        }
-        if (held) {
-            attempt(Attempt.Kind.HELD_FOR_REVIEW, Status.IN_FLIGHT, cause != null
-                    ? "it ended with " + cause.getClass().getName()
-                            + (cause.getMessage() != null ? ": " + cause.getMessage() : "")
-                    : "it returned, and its transaction did not commit (rolled back, or its commit outcome is"
-                            + " unknown)", owned.joined);
         }
     }
 
@@ -710,18 +441,18 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
      * with it), otherwise outside it, so that it outlives the rollback that usually follows a refusal. Never throws:
      * the call's own outcome matters more than its record.
      */
-    private void attempt(Attempt.Kind kind, Status met, String detail, boolean inTransaction) {
+    void attempt(Attempt.Kind kind, Status met, String detail, boolean inTransaction) {
         IdempotencyAudit audit = engine.attempts;
         if (audit == null) {
             return;
         }
-        Attempt attempt = new Attempt(op.name(), readable, op.tier(), met, kind, detail, now());
+        Attempt attempt = new Attempt(op.name(), identity().readable(), op.tier(), met, kind, detail, now());
         try {
             if (inTransaction) {
-                audit.attempt(keyHash, attempt);
+                audit.attempt(identity().keyHash(), attempt);
             } else {
                 outside(() -> {
-                    audit.attempt(keyHash, attempt);
+                    audit.attempt(identity().keyHash(), attempt);
                     return null;
                 });
             }
@@ -730,37 +461,19 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
         }
     }
 
-    /** Gives the key back after a failure, so that a retry runs again; a failure to do so is kept, not thrown. */
-    private void release(Owned owned, @Nullable Throwable cause) {
-        Instant lease = owned.finish();
-        try {
-            owned.write(() -> engine.store.release(keyHash, lease));
-        } catch (RuntimeException e) {
-            keep(cause, e, "release");
-        }
-    }
-
-    private void keep(@Nullable Throwable cause, RuntimeException failure, String what) {
-        if (cause != null) {
-            cause.addSuppressed(failure);
-        } else {
-            LOG.log(System.Logger.Level.ERROR, "could not " + what + " the claim of " + op.name() + " key '"
-                    + readable + "'; it stays in flight until its lease ends", failure);
-        }
-    }
-
     private void sleep(long nanos) {
         try {
             Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            String readable = identity().readable();
             throw fail(Outcome.IN_PROGRESS, new IdempotencyInProgressException(op.name(), readable,
                     "interrupted while waiting for another attempt with idempotency key '" + readable + "'", e));
         }
     }
 
     /** The clock's instant in whole milliseconds (as {@link #millis} truncates it), made as one instant. */
-    private Instant now() {
+    Instant now() {
         return Instant.ofEpochMilli(engine.clock.millis());
     }
 
@@ -768,7 +481,7 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
      * Every instant handed to a store is whole milliseconds, which every supported database stores exactly: a lease
      * read back then equals the lease written, and the conditional writes that match on it find their row.
      */
-    private static Instant millis(Instant instant) {
+    static Instant millis(Instant instant) {
         return instant.truncatedTo(ChronoUnit.MILLIS);
     }
 
@@ -785,17 +498,13 @@ final class IdempotentCall<T, E extends Throwable> implements IdempotencyObserve
             this.failure = failure;
         }
     }
+
     /** The outcome published for a call whose outcome waited for the caller's transaction to end so. */
-    private static Outcome published(TransactionBridge.Completion completion) {
+    static Outcome published(TransactionBridge.Completion completion) {
         return switch (completion) {
             case COMMITTED -> Outcome.EXECUTED;
             case ROLLED_BACK -> Outcome.ROLLED_BACK;
             case UNKNOWN -> Outcome.OUTCOME_UNKNOWN;
         };
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <X extends Throwable> X sneaky(Throwable t) throws X {
-        throw (X) t;
     }
 }

@@ -265,7 +265,7 @@ public final class IdempotentExecutor {
             if (!Arrays.equals(hit.fingerprint(), fingerprint)) {
                 return null;
             }
-            call.replays(hit, Keys.readableNormalized(normal), keyHash, fingerprint);
+            call.replays(hit, new CallIdentity(op.name(), Keys.readableNormalized(normal), keyHash, fingerprint));
             return call;
         } catch (RuntimeException e) {
             return null;

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
- * The rows of the tier table (CONTRACT §5) at run time, on the in-memory store. A crash between claim and result is
+ * The rows of the tier table (docs/tiers.md) at run time, on the in-memory store. A crash between claim and result is
  * a store whose {@code complete} fails (the process died before recording), and the lease runs out by moving an
  * injected clock, never by sleeping.
  */

@@ -40,9 +40,9 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * Two real transactions on one key (CONTRACT §4), on a real database: the duplicate blocks on the uncommitted claim,
- * then replays, or acquires after a rollback, or gives up after its lock timeout; and the caller's transaction stays
- * usable after a conflicting claim.
+ * Two real transactions on one key (docs/stores.md, "Concurrent duplicates and lock timeouts"), on a real
+ * database: the duplicate blocks on the uncommitted claim, then replays, or acquires after a rollback, or gives up
+ * after its lock timeout; and the caller's transaction stays usable after a conflicting claim.
  */
 abstract class AbstractTransactionBehaviourTest {
 

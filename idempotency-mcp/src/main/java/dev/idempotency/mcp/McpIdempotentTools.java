@@ -1,6 +1,5 @@
 package dev.idempotency.mcp;
 
-import dev.idempotency.ConfirmationRequiredException;
 import dev.idempotency.IdempotencyContext;
 import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyScope;
@@ -302,38 +301,47 @@ public final class McpIdempotentTools {
             }
             return new Outcome(ToolResults.success(mapper, result, tool.tier() == Tier.READ_ONLY ? null : key,
                     scope.replayed()), null, shown);
-        } catch (ConfirmationRequiredException e) {
+        } catch (IdempotencyException e) {
             if (!McpCall.scoped()) {
                 return new Outcome(ToolResults.unscoped(tool.operation(), key), null, shown);
             }
-            if (McpCall.declined()) {
-                return new Outcome(ToolResults.declined(e), null, shown);
-            }
-            if (McpCall.awaitingApproval() != null && token != null) {
-                // the token is good, and no approver said yes yet: the same token, once they have
-                return new Outcome(ToolResults.approvalPending(e, token, McpCall.awaitingApproval()), null, shown);
-            }
-            if (confirmations == null || e.key() == null || (modern != null ? !modern.canAsk()
-                    : !confirmations.usesTokens())) {
-                return new Outcome(ToolResults.confirmationRequired(e, null, null), null, shown);
-            }
-            McpConfirmations.Minted minted = confirmations.mint(who,
-                    e.operation() != null ? e.operation() : tool.operation(), e.key(), digest);
-            if (modern != null) {
-                return new Outcome(null, minted, shown);
-            }
-            confirmations.pend(McpCall.current(), e.operation() != null ? e.operation() : tool.operation(), e.key(),
-                    minted);
-            return new Outcome(ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt()), null, shown);
-        } catch (IdempotencyException e) {
-            return new Outcome(McpCall.scoped() ? ToolResults.of(e, tool.lockTimeout())
-                    : ToolResults.unscoped(tool.operation(), key), null, shown);
+            return switch (e.kind()) {
+                case CONFIRMATION_REQUIRED -> confirmationRequired(e, tool, who, digest, modern, shown);
+                default -> new Outcome(ToolResults.of(e, tool.lockTimeout()), null, shown);
+            };
         } catch (Exception e) {
             return new Outcome(McpCall.scoped() ? ToolResults.toolFailed(e, tool.tier())
                     : ToolResults.unscoped(tool.operation(), key), null, shown);
         } finally {
             McpCall.exit();
         }
+    }
+
+    /**
+     * The call needs the user's confirmation: declined already, asked through a token (2025-11-25) or the request
+     * state of {@code input_required} (2026-07-28), or refused when this client cannot be asked.
+     */
+    private Outcome confirmationRequired(IdempotencyException e, ToolBinding tool, String who, String digest,
+            @Nullable Modern modern, String shown) {
+        if (McpCall.declined()) {
+            return new Outcome(ToolResults.declined(e), null, shown);
+        }
+        String token = McpCall.current().confirmationToken();
+        if (McpCall.awaitingApproval() != null && token != null) {
+            // the token is good, and no approver said yes yet: the same token, once they have
+            return new Outcome(ToolResults.approvalPending(e, token, McpCall.awaitingApproval()), null, shown);
+        }
+        if (confirmations == null || e.key() == null || (modern != null ? !modern.canAsk()
+                : !confirmations.usesTokens())) {
+            return new Outcome(ToolResults.confirmationRequired(e, null, null), null, shown);
+        }
+        String operation = e.operation() != null ? e.operation() : tool.operation();
+        McpConfirmations.Minted minted = confirmations.mint(who, operation, e.key(), digest);
+        if (modern != null) {
+            return new Outcome(null, minted, shown);
+        }
+        confirmations.pend(McpCall.current(), operation, e.key(), minted);
+        return new Outcome(ToolResults.confirmationRequired(e, minted.token(), minted.expiresAt()), null, shown);
     }
 
     /**

@@ -1,12 +1,6 @@
 package dev.idempotency.mcp;
 
-import dev.idempotency.ConfirmationRequiredException;
 import dev.idempotency.IdempotencyException;
-import dev.idempotency.IdempotencyInProgressException;
-import dev.idempotency.IdempotencyKeyException;
-import dev.idempotency.IdempotencyKeyReusedException;
-import dev.idempotency.IdempotencyOutcomeUnknownException;
-import dev.idempotency.IdempotencyStoreException;
 import dev.idempotency.Tier;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.time.Duration;
@@ -66,33 +60,32 @@ final class ToolResults {
                 .build();
     }
 
+    /**
+     * The result of a call the library refused, by its {@link IdempotencyException#kind() kind}. A confirmation the
+     * call needs is answered by {@link #confirmationRequired} (the caller mints its token), so here it is a refusal.
+     */
     static CallToolResult of(IdempotencyException e, Duration lockTimeout) {
-        if (e instanceof IdempotencyInProgressException) {
-            Map<String, Object> s = error(IN_PROGRESS, "same_call_later", "wait, then send the same call again"
-                    + " with the same key: it returns the outcome of the attempt still running", e);
-            s.put("retryAfterMs", Math.max(1000, lockTimeout.toMillis()));
-            return result(s);
-        }
-        if (e instanceof IdempotencyKeyReusedException) {
-            return result(error(KEY_REUSED, "never", "do not retry: this key already did something with other"
-                    + " arguments; ask the user whether this is a new request", e));
-        }
-        if (e instanceof IdempotencyOutcomeUnknownException) {
-            return result(error(OUTCOME_UNKNOWN, "never", "stop: it is unknown whether the effect happened, and a"
-                    + " human must look before anything is retried; tell the user", e));
-        }
-        if (e instanceof IdempotencyKeyException) {
-            return result(error(INVALID_KEY, "never", "fix the idempotency key (1 to 1024 characters, no control"
-                    + " characters)", e));
-        }
-        if (e instanceof IdempotencyStoreException) {
-            return result(error(STORE_UNAVAILABLE, "same_call_later", "send the same call again later with the"
-                    + " same key", e));
-        }
-        return result(error(REFUSED, "never", "do not retry; tell the user", e));
+        return switch (e.kind()) {
+            case IN_PROGRESS -> {
+                Map<String, Object> s = error(IN_PROGRESS, "same_call_later", "wait, then send the same call again"
+                        + " with the same key: it returns the outcome of the attempt still running", e);
+                s.put("retryAfterMs", Math.max(1000, lockTimeout.toMillis()));
+                yield result(s);
+            }
+            case KEY_REUSED -> result(error(KEY_REUSED, "never", "do not retry: this key already did something with"
+                    + " other arguments; ask the user whether this is a new request", e));
+            case OUTCOME_UNKNOWN -> result(error(OUTCOME_UNKNOWN, "never", "stop: it is unknown whether the effect"
+                    + " happened, and a human must look before anything is retried; tell the user", e));
+            case INVALID_KEY -> result(error(INVALID_KEY, "never", "fix the idempotency key (1 to 1024 characters,"
+                    + " no control characters)", e));
+            case STORE_UNAVAILABLE -> result(error(STORE_UNAVAILABLE, "same_call_later", "send the same call again"
+                    + " later with the same key", e));
+            case CONFIRMATION_REQUIRED, REPLAY_FAILED, REFUSED ->
+                    result(error(REFUSED, "never", "do not retry; tell the user", e));
+        };
     }
 
-    static CallToolResult confirmationRequired(ConfirmationRequiredException e, @Nullable String token,
+    static CallToolResult confirmationRequired(IdempotencyException e, @Nullable String token,
             @Nullable Instant expiresAt) {
         Map<String, Object> s = error(CONFIRMATION_REQUIRED, token != null ? "after_approval" : "never",
                 token != null ? "nothing ran: a person other than the caller must approve this call in the"
@@ -108,7 +101,7 @@ final class ToolResults {
     }
 
     /** A valid token sent before an approver approved the call: the same token, for the same call, later. */
-    static CallToolResult approvalPending(ConfirmationRequiredException e, String token, Instant expiresAt) {
+    static CallToolResult approvalPending(IdempotencyException e, String token, Instant expiresAt) {
         Map<String, Object> s = error(APPROVAL_PENDING, "after_approval", "nothing ran: the call still waits for a"
                 + " person other than the caller to approve it in the application; do not send it again until the"
                 + " user says it was approved, then send it unchanged with the same confirmationToken", e);
@@ -117,7 +110,7 @@ final class ToolResults {
         return result(s);
     }
 
-    static CallToolResult declined(ConfirmationRequiredException e) {
+    static CallToolResult declined(IdempotencyException e) {
         return result(error(CONFIRMATION_DECLINED, "never", "the user declined: do not retry", e));
     }
 

@@ -1,5 +1,6 @@
 package dev.idempotency.messaging;
 
+import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyInProgressException;
 import dev.idempotency.IdempotencyKeyException;
 import dev.idempotency.IdempotencyKeyReusedException;
@@ -56,7 +57,7 @@ public final class IdempotentKafkaErrorHandling {
 
     private static boolean inFlight(@Nullable Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof IdempotencyInProgressException) {
+            if (t instanceof IdempotencyException i && i.kind() == IdempotencyException.Kind.IN_PROGRESS) {
                 return true;
             }
         }

@@ -1,9 +1,8 @@
 package dev.idempotency.messaging;
 
-import dev.idempotency.IdempotencyInProgressException;
+import dev.idempotency.IdempotencyException;
 import dev.idempotency.IdempotencyKeyException;
 import dev.idempotency.IdempotencyKeyReusedException;
-import dev.idempotency.IdempotencyOutcomeUnknownException;
 import dev.idempotency.IdempotentExecutor;
 import dev.idempotency.IdempotentOperation;
 import dev.idempotency.ResultType;
@@ -86,7 +85,8 @@ import org.springframework.transaction.support.TransactionTemplate;
  *       a reason naming the listener, the source and the key ({@link IdempotencyKeyReusedException});</li>
  *   <li>a key whose first delivery is still running elsewhere: after waiting up to the lock timeout, RabbitMQ
  *       requeues the message ({@code ImmediateRequeueAmqpException}), Kafka hands an
- *       {@link IdempotencyInProgressException} to the error handler ({@link IdempotentKafkaErrorHandling});</li>
+ *       {@link dev.idempotency.IdempotencyInProgressException} to the error handler
+ *       ({@link IdempotentKafkaErrorHandling});</li>
  *   <li>the listener throws: nothing is recorded, the exception reaches the container unchanged, so that the
  *       message is retried or dead-lettered exactly as without this advice;</li>
  *   <li>no key (no message id, an expression that reads a missing header), or an {@link Tier#IRREVERSIBLE}
@@ -213,18 +213,20 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
         }
         try {
             return TransactionalCall.run(transactions, () -> run(tenant, k, print, invocation));
-        } catch (IdempotencyInProgressException e) {
-            throw broker.requeue(e);
-        } catch (IdempotencyKeyReusedException e) {
-            throw broker.reject(new PayloadMismatchException(operation, e, operation.description()
-                    + ": the message from " + delivery.source() + " has key '" + e.key() + "'" + (tenant == null
-                    ? "" : " in scope '" + tenant + "'") + ", which a message with "
-                    + (fingerprint.isEmpty() ? "another payload (its body, or a header the key reads)"
-                    : "other fingerprinted values") + " already used: it is not run, and not acknowledged as"
-                    + " processed; rejected without requeue. A publisher that reuses an id for another message, or"
-                    + " a forged message, looks like this"));
-        } catch (IdempotencyKeyException | IdempotencyOutcomeUnknownException e) {
-            throw broker.reject(e);
+        } catch (IdempotencyException e) {
+            throw switch (e.kind()) {
+                case IN_PROGRESS -> broker.requeue(e);
+                case KEY_REUSED -> broker.reject(new PayloadMismatchException(operation, e, operation.description()
+                        + ": the message from " + delivery.source() + " has key '" + e.key() + "'" + (tenant == null
+                        ? "" : " in scope '" + tenant + "'") + ", which a message with "
+                        + (fingerprint.isEmpty() ? "another payload (its body, or a header the key reads)"
+                        : "other fingerprinted values") + " already used: it is not run, and not acknowledged as"
+                        + " processed; rejected without requeue. A publisher that reuses an id for another message,"
+                        + " or a forged message, looks like this"));
+                case INVALID_KEY, OUTCOME_UNKNOWN -> broker.reject(e);
+                // the store, a replay, a confirmation or a refusal: the listener container's own error handling
+                case STORE_UNAVAILABLE, REPLAY_FAILED, CONFIRMATION_REQUIRED, REFUSED -> e;
+            };
         }
     }
 
@@ -309,8 +311,7 @@ public final class IdempotentListenerAdvice implements MethodInterceptor, BeanFa
         private static final long serialVersionUID = 1L;
         private final String reason;
 
-        PayloadMismatchException(IdempotentOperation<?> operation, IdempotencyKeyReusedException reused,
-                String reason) {
+        PayloadMismatchException(IdempotentOperation<?> operation, IdempotencyException reused, String reason) {
             super(operation.name(), reused.key());
             this.reason = reason;
         }

@@ -39,9 +39,9 @@ import javax.tools.Diagnostic;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The compile-time half of the tiers (CONTRACT §6): refuses, as errors at the offending method, parameter or
- * annotation, what would fail at run time or break a tier, and writes the side-effect inventory
- * {@value #OPERATIONS_JSON}. Enable it through {@code maven-compiler-plugin}'s {@code annotationProcessorPaths}.
+ * The compile-time half of the tiers (docs/tiers.md, "Compile time: the annotation processor"): refuses, as
+ * errors at the offending method, parameter or annotation, what would fail at run time or break a tier, and writes
+ * the side-effect inventory {@value #OPERATIONS_JSON}. Enable it through {@code maven-compiler-plugin}'s {@code annotationProcessorPaths}.
  *
  * <p>Option {@code -Aidempotency.weaving=aspectj}: the advice is woven by AspectJ rather than applied by a Spring
  * proxy, so private, static and final methods and final classes are reachable and not refused; what the weaver needs

@@ -12,23 +12,12 @@ import java.util.Objects;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.AccessException;
-import org.springframework.expression.BeanResolver;
-import org.springframework.expression.ConstructorResolver;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.EvaluationException;
-import org.springframework.expression.IndexAccessor;
-import org.springframework.expression.MethodResolver;
-import org.springframework.expression.OperatorOverloader;
 import org.springframework.expression.ParseException;
-import org.springframework.expression.PropertyAccessor;
-import org.springframework.expression.TypeComparator;
-import org.springframework.expression.TypeConverter;
-import org.springframework.expression.TypeLocator;
-import org.springframework.expression.TypedValue;
 import org.springframework.expression.spel.SpelEvaluationException;
 import org.springframework.expression.spel.SpelMessage;
 import org.springframework.expression.spel.SpelNode;
@@ -45,10 +34,6 @@ import org.springframework.expression.spel.ast.TypeReference;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
-import org.springframework.expression.spel.support.DataBindingPropertyAccessor;
-import org.springframework.expression.spel.support.SimpleEvaluationContext;
-import org.springframework.expression.spel.support.StandardEvaluationContext;
-import org.springframework.expression.spel.support.StandardTypeLocator;
 
 /**
  * Turns the SpEL {@code key} of an {@link dev.idempotency.Idempotent} method into the idempotency key of one call.
@@ -163,7 +148,8 @@ public final class KeyResolver {
         }
         ClassLoader classLoader = method.getDeclaringClass().getClassLoader();
         return new Key(parsed, reads, Map.copyOf(index), description,
-                sharedContext(classLoader != null ? classLoader : KeyResolver.class.getClassLoader()));
+                KeyEvaluationContext.shared(typeReferences, constructors, beanFactory,
+                        classLoader != null ? classLoader : KeyResolver.class.getClassLoader()));
     }
 
     /**
@@ -244,150 +230,9 @@ public final class KeyResolver {
 
     /** The name of the one function a key expression may call: {@code #parts(...)}, {@link KeyParts#of}. */
     static final String PARTS = "parts";
-    private static final Method PARTS_FUNCTION;
-
-    static {
-        try {
-            PARTS_FUNCTION = KeyParts.class.getMethod("of", Object[].class);
-        } catch (NoSuchMethodException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
 
     private static boolean isParts(SpelNode node) {
         return node.toStringAST().startsWith("#" + PARTS + "(");
-    }
-
-    // shared by every call, so that their reflective caches are warm: a context is per call (it holds the call's
-    // variables), what it resolves through is not
-    private static final DataBindingPropertyAccessor READ_ONLY_PROPERTIES =
-            DataBindingPropertyAccessor.forReadOnlyAccess();
-    private static final ReadOnlyMethods INSTANCE_METHODS = new ReadOnlyMethods(false);
-    private static final ReadOnlyMethods WITH_STATIC_METHODS = new ReadOnlyMethods(true);
-
-    /**
-     * What every call of one method's key resolves through, made once: a call adds only its root and its variables
-     * ({@link CallContext}).
-     */
-    private EvaluationContext sharedContext(ClassLoader classLoader) {
-        if (!typeReferences && !constructors && beanFactory == null) {
-            return SimpleEvaluationContext.forPropertyAccessors(READ_ONLY_PROPERTIES)
-                    .withMethodResolvers(INSTANCE_METHODS)
-                    .withAssignmentDisabled()
-                    .build();
-        }
-        StandardEvaluationContext context = new StandardEvaluationContext();
-        context.setPropertyAccessors(List.of(READ_ONLY_PROPERTIES));
-        context.setMethodResolvers(List.of(typeReferences ? WITH_STATIC_METHODS : INSTANCE_METHODS));
-        // a constructor names its type too; T(...) itself stays refused by check() unless type references are allowed
-        context.setTypeLocator(typeReferences || constructors ? new StandardTypeLocator(classLoader) : NO_TYPES);
-        if (!constructors) {
-            context.setConstructorResolvers(new ArrayList<>());
-        }
-        if (beanFactory != null) {
-            context.setBeanResolver(new BeanFactoryResolver(beanFactory));
-        } else {
-            context.setBeanResolver(NO_BEANS);
-        }
-        // made now, not lazily by the first calls of several threads at once
-        context.getTypeConverter();
-        context.getTypeComparator();
-        context.getOperatorOverloader();
-        return context;
-    }
-
-    /**
-     * One call's context: its root ({@code #root.args}) and its parameters as variables, looked up by position in the
-     * call's arguments; everything else is the resolver's shared context.
-     */
-    private static final class CallContext implements EvaluationContext {
-        private final EvaluationContext shared;
-        private final TypedValue root;
-        private final Object[] args;
-        private final Map<String, Integer> index;
-
-        CallContext(EvaluationContext shared, Object[] args, Map<String, Integer> index) {
-            this.shared = shared;
-            this.root = new TypedValue(new Root(args));
-            this.args = args;
-            this.index = index;
-        }
-
-        @Override
-        public TypedValue getRootObject() {
-            return root;
-        }
-
-        @Override
-        public @Nullable Object lookupVariable(String name) {
-            Integer i = index.get(name);
-            if (i == null && name.equals(PARTS)) {
-                // check() refused a parameter of that name, so #parts is always the function
-                return PARTS_FUNCTION;
-            }
-            return i == null || i >= args.length ? null : args[i];
-        }
-
-        @Override
-        public void setVariable(String name, @Nullable Object value) {
-            // check() refuses every assignment before a call is evaluated
-            throw new IllegalStateException("a key expression may not assign");
-        }
-
-        @Override
-        public List<PropertyAccessor> getPropertyAccessors() {
-            return shared.getPropertyAccessors();
-        }
-
-        @Override
-        public List<IndexAccessor> getIndexAccessors() {
-            return shared.getIndexAccessors();
-        }
-
-        @Override
-        public List<ConstructorResolver> getConstructorResolvers() {
-            return shared.getConstructorResolvers();
-        }
-
-        @Override
-        public List<MethodResolver> getMethodResolvers() {
-            return shared.getMethodResolvers();
-        }
-
-        @Override
-        public @Nullable BeanResolver getBeanResolver() {
-            return shared.getBeanResolver();
-        }
-
-        @Override
-        public TypeLocator getTypeLocator() {
-            return shared.getTypeLocator();
-        }
-
-        @Override
-        public TypeConverter getTypeConverter() {
-            return shared.getTypeConverter();
-        }
-
-        @Override
-        public TypeComparator getTypeComparator() {
-            return shared.getTypeComparator();
-        }
-
-        @Override
-        public OperatorOverloader getOperatorOverloader() {
-            return shared.getOperatorOverloader();
-        }
-
-        @Override
-        public boolean isAssignmentEnabled() {
-            return shared.isAssignmentEnabled();
-        }
-
-        @Override
-        public boolean isCompilationSupported() {
-            return shared.isCompilationSupported();
-        }
     }
 
     /** Whether a class's {@code toString()} is more than {@code Object}'s identity text; arrays have none. */
@@ -408,14 +253,6 @@ public final class KeyResolver {
     private static String typeName(Class<?> type) {
         return type.isArray() ? type.getComponentType().getName() + "[] (an array)" : type.getName();
     }
-
-    private static final TypeLocator NO_TYPES = typeName -> {
-        throw new SpelEvaluationException(SpelMessage.TYPE_NOT_FOUND, typeName);
-    };
-
-    private static final BeanResolver NO_BEANS = (context, beanName) -> {
-        throw new AccessException("bean references are not allowed in a key expression");
-    };
 
     @Override
     public String toString() {
@@ -580,7 +417,7 @@ public final class KeyResolver {
         }
 
         private @Nullable Object evaluate(Object[] arguments) {
-            EvaluationContext context = new CallContext(shared, arguments, index);
+            EvaluationContext context = new KeyEvaluationContext(shared, arguments, index);
             Object value;
             try {
                 for (SpelExpression read : reads) {

@@ -45,7 +45,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
- * Every row of the tier table (CONTRACT §5) as a user meets it: through {@code @EnableIdempotency}, the aspect and a
+ * Every row of the tier table (docs/tiers.md) as a user meets it: through {@code @EnableIdempotency}, the aspect and a
  * {@code @Service} with {@code @Idempotent} (and {@code @Transactional}) methods, on the JDBC store, with the
  * {@code IdempotencyAdmin} bean that {@code @EnableIdempotency} registers. One body for every database: a subclass
  * supplies the {@code DataSource} and its dialect; the class gets its own uniquely named tables, dropped at the end.
