@@ -1,0 +1,35 @@
+package dev.idempotency.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+
+/**
+ * The cluster storm (issue 36) with a synchronous standby: three {@link ClusterNode} JVMs over HTTP on a PostgreSQL
+ * primary and standby made by the test on ports 5433 and 5434 ({@link PostgresPair}), two nodes killed with SIGKILL
+ * and started again, the primary stopped and the standby promoted mid-storm. Prints the line {@code .ci/run} greps:
+ * {@code cluster: <N> nodes, <K> kills, <F> failovers, <R> requests, duplicated effects 0, wrong answers 0, stuck
+ * keys 0}, and fails on any finding. Runs when {@code IDEMPOTENCY_POSTGRES_URL} is set (the PostgreSQL suites'
+ * switch); then it fails, never skips, when it cannot make its clusters (the PostgreSQL binaries on this machine).
+ */
+@EnabledIfEnvironmentVariable(named = FaultDatabase.POSTGRES_URL, matches = ".+")
+class ClusterStormIT {
+
+    @Test
+    void nodesKilledAndThePrimaryFailedOverToASynchronousStandbyLoseNothing() throws Exception {
+        try (PostgresPair pair = PostgresPair.start(true); ClusterStorm storm = new ClusterStorm(pair, 3)) {
+            ClusterStorm.Result r = storm.run(Duration.ofSeconds(40), 12, false);
+            System.out.println(r.line("cluster"));
+            // not the summary line's form ("cluster: ..."), which .ci/run greps
+            System.out.println("cluster storm: seed " + r.seed() + ", " + r.httpRequests()
+                    + " HTTP requests (retried after " + r.retried() + "), " + r.verdict().keys() + " keys, took "
+                    + r.took().toSeconds() + " s");
+            assertThat(r.failovers()).as("the primary failed over").isEqualTo(1);
+            assertThat(r.kills()).as("nodes killed and started again").isEqualTo(2);
+            assertThat(r.verdict().valid()).as("the checker's findings (seed %d):%n%s%nthe nodes' last lines:%n%s",
+                    r.seed(), ClusterStorm.findings(r.verdict(), 40), storm.transcripts()).isTrue();
+        }
+    }
+}
