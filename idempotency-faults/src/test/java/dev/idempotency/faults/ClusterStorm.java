@@ -50,13 +50,29 @@ final class ClusterStorm implements AutoCloseable {
 
     /** What the storm did, and the checker's verdict; {@code requests} counts logical requests, finals included. */
     record Result(long seed, int nodes, int kills, int failovers, int requests, int httpRequests,
-            Map<String, Integer> retried, HistoryChecker.Verdict verdict, Duration took) {
+            Map<String, Integer> retried, Losses losses, HistoryChecker.Verdict verdict, Duration took) {
 
         /** The line {@code .ci/run} greps. */
         String line(String label) {
             return label + ": " + nodes + " nodes, " + kills + " kills, " + failovers + " failovers, " + requests
                     + " requests, duplicated effects " + verdict.duplicatedEffects() + ", wrong answers "
                     + verdict.wrongAnswers() + ", stuck keys " + verdict.stuckKeys();
+        }
+    }
+
+    /**
+     * What a failover lost, per key (the verdict counts answers): irreversible keys executed twice (their claim
+     * acknowledged, then lost: the retry ran again); reversible keys with a success the new primary does not hold,
+     * which ran again ({@code reversibleRanAgain}) or have no order at all ({@code reversibleGone}: a node's own
+     * pre-filter still replayed the lost outcome, or no request ran it again).
+     */
+    record Losses(int irreversibleTwice, int reversibleRanAgain, int reversibleGone) {
+
+        @Override
+        public String toString() {
+            return irreversibleTwice + " irreversible keys executed twice, " + reversibleRanAgain
+                    + " reversible keys whose acknowledged order was lost and placed again, " + reversibleGone
+                    + " whose acknowledged order was lost and not placed again";
         }
     }
 
@@ -306,12 +322,38 @@ final class ClusterStorm implements AutoCloseable {
         for (History.Event e : events) {
             if (e.type() == Type.FAIL) {
                 String v = String.valueOf(e.value());
-                retried.merge(v.startsWith("409") ? "409" : v.startsWith("5") ? v.substring(0, 3)
-                        : v.substring(0, Math.max(v.indexOf(':'), 0)), 1, Integer::sum);
+                retried.merge(reason(v), 1, Integer::sum);
             }
         }
         return new Result(seed, nodes.size(), kills.get(), failovers.get(), requests.get(), httpRequests.get(),
-                retried, verdict, Duration.ofNanos(System.nanoTime() - started));
+                retried, losses(events, asked, committed), verdict, Duration.ofNanos(System.nanoTime() - started));
+    }
+
+    private static Losses losses(List<History.Event> events, Map<String, Tier> tiers,
+            Map<String, List<String>> committed) {
+        Map<String, Integer> effects = new HashMap<>();
+        Set<String> lostOk = new TreeSet<>();
+        for (History.Event e : events) {
+            if (e.type() == Type.EFFECT) {
+                effects.merge(e.key(), 1, Integer::sum);
+            } else if (e.type() == Type.OK && tiers.get(e.key()) == Tier.REVERSIBLE
+                    && !committed.getOrDefault(e.key(), List.of()).contains(e.value())) {
+                lostOk.add(e.key());
+            }
+        }
+        int twice = (int) effects.values().stream().filter(n -> n > 1).count();
+        int ranAgain = (int) lostOk.stream().filter(committed::containsKey).count();
+        return new Losses(twice, ranAgain, lostOk.size() - ranAgain);
+    }
+
+    /** A failed attempt's reason, for the tally: the status and the problem's type, or the exception's class. */
+    private static String reason(String failure) {
+        int problem = failure.indexOf("/problems/");
+        if (Character.isDigit(failure.charAt(0))) {
+            return failure.substring(0, 3) + (problem < 0 ? ""
+                    : " " + failure.substring(problem + "/problems/".length()).split("[^a-z-]")[0]);
+        }
+        return failure.substring(0, Math.max(failure.indexOf(':'), 0));
     }
 
     private static long started(long end, Duration length, double share) {

@@ -11,20 +11,23 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A PostgreSQL primary and a streaming standby made by the cluster storm on this machine: {@code initdb} of a
  * primary on port 5433, {@code pg_basebackup -R} of a standby on 5434, both under {@code /tmp/idempotency-storm/}
  * (run as the {@code postgres} OS user when this JVM runs as root), removed by {@link #close()}. The standby is
  * synchronous ({@code synchronous_standby_names = '*'} on the primary: a commit is acknowledged once the standby
- * has flushed it) or asynchronous. {@link #failOver} stops the primary and promotes the standby; the nodes follow
- * through the multi-host {@link #url()} with {@code targetServerType=primary}.
+ * has flushed it) or asynchronous, then optionally behind a {@link LaggingLink} on 5435. {@link #failOver} stops
+ * the primary and promotes the standby; the nodes follow through the multi-host {@link #url()} with
+ * {@code targetServerType=primary}.
  *
  * <p>The binaries are those of {@code PG_BINDIR}, else of the newest {@code /usr/lib/postgresql/<version>/bin}.
  * Anything that does not work throws: a suite that asked for the pair fails, never skips.
@@ -33,6 +36,8 @@ final class PostgresPair implements AutoCloseable {
 
     static final int PRIMARY_PORT = 5433;
     static final int STANDBY_PORT = 5434;
+    /** Where a lagging link ({@link LaggingLink}) between the standby and the primary listens. */
+    static final int LINK_PORT = 5435;
     private static final Path ROOT = Path.of("/tmp/idempotency-storm");
 
     private final Path bin;
@@ -40,20 +45,34 @@ final class PostgresPair implements AutoCloseable {
     private final Path primary;
     private final Path standby;
     private final boolean synchronous;
+    private final Duration lag;
+    private @Nullable LaggingLink link;
 
-    private PostgresPair(Path bin, Path dir, boolean synchronous) {
+    private PostgresPair(Path bin, Path dir, boolean synchronous, Duration lag) {
         this.bin = bin;
         this.dir = dir;
         this.primary = dir.resolve("primary");
         this.standby = dir.resolve("standby");
         this.synchronous = synchronous;
+        this.lag = lag;
     }
 
     /** Makes and starts both clusters, and waits until the standby streams (in sync, if asked). */
     static PostgresPair start(boolean synchronous) {
+        return start(synchronous, Duration.ZERO);
+    }
+
+    /**
+     * The same, the asynchronous standby streaming through a {@link LaggingLink} that delivers the primary's WAL
+     * {@code lag} late (none when zero).
+     */
+    static PostgresPair start(boolean synchronous, Duration lag) {
+        if (synchronous && !lag.isZero()) {
+            throw new IllegalArgumentException("a synchronous standby with a lag: commits would wait for it");
+        }
         removeLeftovers();
         PostgresPair pair = new PostgresPair(binaries(), ROOT.resolve(UUID.randomUUID().toString().substring(0, 8)),
-                synchronous);
+                synchronous, lag);
         try {
             pair.create();
             return pair;
@@ -86,6 +105,12 @@ final class PostgresPair implements AutoCloseable {
         // the standby copied the primary's settings: its own port, and no synchronous standby of its own once it is
         // promoted (else every commit of the new primary would wait for a standby that does not exist)
         append(standby.resolve("postgresql.conf"), "port = " + STANDBY_PORT, "synchronous_standby_names = ''");
+        if (!lag.isZero()) {
+            link = new LaggingLink(LINK_PORT, PRIMARY_PORT, lag);
+            // after the primary_conninfo pg_basebackup -R wrote there: the last one wins
+            append(standby.resolve("postgresql.auto.conf"), "primary_conninfo = 'host=127.0.0.1 port=" + LINK_PORT
+                    + " user=postgres'");
+        }
         pgCtl(standby, "start", "-l", dir.resolve("standby.log").toString());
         String wanted = synchronous ? "sync" : "async";
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -115,6 +140,10 @@ final class PostgresPair implements AutoCloseable {
      * then promotes the standby and waits until it accepts writes.
      */
     void failOver(boolean crash) {
+        LaggingLink l = link;
+        if (l != null) {
+            l.cut(); // the WAL on its way to the standby is lost with the primary
+        }
         run(bin.resolve("pg_ctl").toString(), "-D", primary.toString(), "-m", crash ? "immediate" : "fast", "-w",
                 "stop");
         pgCtl(standby, "promote");
@@ -129,6 +158,10 @@ final class PostgresPair implements AutoCloseable {
 
     @Override
     public void close() {
+        LaggingLink l = link;
+        if (l != null) {
+            l.close();
+        }
         stopQuietly(primary);
         stopQuietly(standby);
         delete(dir);
@@ -152,7 +185,7 @@ final class PostgresPair implements AutoCloseable {
         Path bin = binaries();
         try (Stream<Path> runs = Files.list(ROOT)) {
             for (Path run : runs.toList()) {
-                PostgresPair old = new PostgresPair(bin, run, true);
+                PostgresPair old = new PostgresPair(bin, run, true, Duration.ZERO);
                 old.close();
             }
         } catch (IOException e) {
