@@ -28,7 +28,7 @@ import org.springframework.web.bind.annotation.RestController;
  *       method returns: a node killed afterwards has paid.</li>
  * </ul>
  * Each answer is the attempt's id ({@code <node>-<n>}), so a caller can tell which execution it got. Prints
- * {@code listening <port>} once it serves.
+ * {@code listening <port>} once it serves; ends when its standard input does (its parent died).
  *
  * <p>Arguments: jdbcUrl idempotencyTable businessTable nodeName.
  */
@@ -75,6 +75,19 @@ public class ClusterNode {
     }
 
     public static void main(String[] args) {
+        // the parent holds this JVM's standard input open: when it dies (a build killed), so does the node
+        Thread orphan = new Thread(() -> {
+            try {
+                while (System.in.read() >= 0) {
+                    // nothing is sent
+                }
+            } catch (java.io.IOException e) {
+                // the pipe is gone
+            }
+            Runtime.getRuntime().halt(3);
+        }, "parent-watch");
+        orphan.setDaemon(true);
+        orphan.start();
         String url = args[0];
         ConfigurableApplicationContext context = new SpringApplicationBuilder(ClusterNode.class).properties(
                 "server.port=0",
