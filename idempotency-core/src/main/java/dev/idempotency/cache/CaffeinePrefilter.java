@@ -6,6 +6,9 @@ import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import dev.idempotency.TransactionBridge;
 import dev.idempotency.internal.CompletedOutcomes;
+import dev.idempotency.internal.OwnClaims;
+import dev.idempotency.internal.OwnClaims.OwnClaim;
+import dev.idempotency.internal.StoreLayer;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
@@ -63,23 +66,20 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Thread-safe.
  */
-public final class CaffeinePrefilter extends ForwardingIdempotencyStore implements CompletedOutcomes {
+public final class CaffeinePrefilter extends ForwardingIdempotencyStore implements CompletedOutcomes,
+        StoreLayer.Front {
 
     private static final System.Logger LOG = System.getLogger(CaffeinePrefilter.class.getName());
     private static final int STRIPES = 64;
     /** What an entry costs beyond its result and key: the record, its instants, two hashes, the map's node. */
     static final int ENTRY_OVERHEAD_BYTES = 256;
 
-    private final TransactionBridge transactions;
     private final Clock clock;
     private final @Nullable Duration maximumAge;
     private final Cache<ByteBuffer, IdempotencyRecord> completed;
-    /** This node's own claims, by key: what {@link #complete} needs to build the completed record. */
+    /** This node's own claims, by key (expiring at each lease): what {@link #complete} needs. */
     private final Cache<ByteBuffer, OwnClaim> claims;
-
-    /** A claim this node holds, and whether the store wrote it in the caller's transaction. */
-    private record OwnClaim(ClaimRequest request, boolean transactional) {
-    }
+    private final OwnClaims own;
     /**
      * Bumped after every change this node makes to a key (per stripe of keys): a record read before the change and
      * cached after it is dropped again, so a release or resolve never leaves a stale entry behind.
@@ -88,7 +88,6 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
 
     private CaffeinePrefilter(Builder b) {
         super(b.store);
-        this.transactions = b.transactions;
         this.clock = b.clock;
         this.maximumAge = b.maximumAge;
         Ticker ticker = () -> nanos(clock.instant());
@@ -106,6 +105,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
                 .executor(b.executor)
                 .expireAfter(new UntilInstant<OwnClaim>(c -> c.request().leaseUntil()))
                 .build();
+        this.own = new OwnClaims(claims.asMap(), Integer.MAX_VALUE, b.transactions, clock, LOG, "CaffeinePrefilter");
     }
 
     /** Starts a pre-filter in front of {@code store}. */
@@ -152,7 +152,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
             changed(id);
         }
         if (result.isAcquired()) {
-            claims.put(id, new OwnClaim(request, result.isTransactional()));
+            own.own(request, result.isTransactional());
         }
         return result;
     }
@@ -163,20 +163,9 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         ByteBuffer id = id(keyHash);
         long generation = generation(id);
         boolean done = delegate().complete(keyHash, leaseUntil, result, expiresAt);
-        OwnClaim claim = claims.getIfPresent(id);
-        if (claim != null && claim.request().leaseUntil().equals(leaseUntil)) {
-            claims.asMap().remove(id, claim);
-            if (done && claim.transactional() && !transactions.isTransactionActive()) {
-                // the store wrote into a transaction this pre-filter cannot see (no TransactionBridge was given):
-                // it cannot know whether that transaction commits, so it must not answer from this record
-                LOG.log(System.Logger.Level.WARNING, "not caching the outcome of " + claim.request()
-                        + ": the store joined a transaction this pre-filter cannot see; build it with the"
-                        + " executor's TransactionBridge (CaffeinePrefilter.wrap(store).transactions(...))");
-            } else if (done) {
-                IdempotencyRecord record = claim.request().toInFlightRecord()
-                        .with(IdempotencyRecord.Status.COMPLETED, result.clone(), null, expiresAt);
-                cacheWhenCommitted(id, record, generation);
-            }
+        IdempotencyRecord record = own.completed(keyHash, leaseUntil, done, result, expiresAt);
+        if (record != null) {
+            cacheWhenCommitted(id, record, generation);
         }
         return done;
     }
@@ -224,12 +213,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     /** Renews in the store; this node's own claim then goes by its new lease, so that its outcome is still cached. */
     @Override
     public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        boolean renewed = delegate().renew(keyHash, leaseUntil, newLeaseUntil);
-        if (renewed) {
-            claims.asMap().computeIfPresent(id(keyHash), (id, claim) -> claim.request().leaseUntil().equals(leaseUntil)
-                    ? new OwnClaim(claim.request().withLeaseUntil(newLeaseUntil), claim.transactional()) : claim);
-        }
-        return renewed;
+        return own.renew(delegate(), keyHash, leaseUntil, newLeaseUntil);
     }
 
     /** Resolves in the store and forgets the key here; the next claim reads the operator's decision. */
@@ -268,6 +252,12 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         return completed.estimatedSize();
     }
 
+    /** Internal: this node's memory, in front of every other store front. */
+    @Override
+    public StoreLayer storeLayer() {
+        return StoreLayer.NODE_PREFILTER;
+    }
+
     /**
      * What one cached outcome costs in memory, near enough: its result, its readable key and operation (UTF-16), and
      * {@value #ENTRY_OVERHEAD_BYTES} bytes for the rest.
@@ -295,7 +285,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
 
     private void remember(ByteBuffer id, ClaimRequest request, ClaimResult result, long generation) {
         if (result.isAcquired()) {
-            claims.put(id, new OwnClaim(request, result.isTransactional()));
+            own.own(request, result.isTransactional());
         } else if (result.kind() == ClaimResult.Kind.EXISTING) {
             cacheWhenCommitted(id, Objects.requireNonNull(result.record()), generation);
         }
@@ -306,23 +296,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
      * transaction a record may be this transaction's own uncommitted write, which a rollback would undo.
      */
     private void cacheWhenCommitted(ByteBuffer id, IdempotencyRecord record, long generation) {
-        if (record.status() != IdempotencyRecord.Status.COMPLETED || record.result() == null) {
-            return;
-        }
-        if (!transactions.isTransactionActive()) {
-            cache(id, record, generation);
-            return;
-        }
-        try {
-            transactions.afterCompletion(completion -> {
-                if (completion == TransactionBridge.Completion.COMMITTED) {
-                    cache(id, record, generation);
-                }
-            });
-        } catch (RuntimeException e) {
-            // the transaction is ending (we are in its completion callbacks): not caching is always safe
-            LOG.log(System.Logger.Level.DEBUG, "not caching " + record + ": " + e.getMessage());
-        }
+        own.whenCommitted(record, committed -> cache(id, committed, generation));
     }
 
     private void cache(ByteBuffer id, IdempotencyRecord record, long generation) {
@@ -352,7 +326,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
     }
 
     private static ByteBuffer id(byte[] keyHash) {
-        return ByteBuffer.wrap(keyHash.clone());
+        return OwnClaims.id(keyHash);
     }
 
     private static long nanos(Instant instant) {
@@ -465,9 +439,7 @@ public final class CaffeinePrefilter extends ForwardingIdempotencyStore implemen
         }
 
         public CaffeinePrefilter build() {
-            if (store instanceof CaffeinePrefilter) {
-                throw new IllegalArgumentException("the store is already wrapped in a CaffeinePrefilter");
-            }
+            StoreLayer.NODE_PREFILTER.checkWraps(store);
             return new CaffeinePrefilter(this);
         }
     }

@@ -1,34 +1,28 @@
 package dev.idempotency.redis;
 
 import dev.idempotency.TransactionBridge;
+import dev.idempotency.internal.OwnClaims;
+import dev.idempotency.internal.StoreLayer;
 import dev.idempotency.store.ClaimRequest;
 import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.ForwardingIdempotencyStore;
 import dev.idempotency.store.IdempotencyStore;
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.ScriptOutputType;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
-import java.nio.ByteBuffer;
+import io.lettuce.core.cluster.RedisClusterClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HexFormat;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,7 +31,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * RedisPrefilter redis = RedisPrefilter.wrap(CircuitBreakerStore.wrap(jdbcStore).build())
- *     .uri("redis://127.0.0.1:6379")             // or .client(aLettuceRedisClient)
+ *     .uri("redis://127.0.0.1:6379")             // a Sentinel: "redis-sentinel://s1:26379,s2:26379#mymaster"
+ *     // .cluster("redis://10.0.0.1:6379", "redis://10.0.0.2:6379")  a Redis Cluster, by some of its nodes
  *     .secret(System.getenv("IDEMPOTENCY_REDIS_SECRET"))  // required: shared by every node, 32 bytes or more
  *     .keyPrefix("orders:idempotency:")           // one prefix per store (table) sharing a Redis
  *     .commandTimeout(Duration.ofMillis(50))      // what a slow Redis may cost a call, at most
@@ -74,101 +69,51 @@ import org.jspecify.annotations.Nullable;
  * first removes it from Redis and leaves a marker, until the outcome's own expiry, that keeps a copy read from the
  * store before the eviction from being written back by any node; every node then sees the eviction at once (a
  * {@code CaffeinePrefilter} in front of another node still holds its own copy until its {@code maximumAge}). If
- * Redis cannot be reached, the eviction fails and changes nothing: the store is not touched, so a stale copy cannot
- * go on replaying from Redis.
+ * Redis cannot be reached, or a master with replicas gets no replica's confirmation of the eviction within half the
+ * command timeout (a failover could undo it), the eviction fails and the store is not touched, so a stale copy
+ * cannot go on replaying from Redis.
  *
  * <p>Thread-safe. {@link #close()} closes the connection (and the client, if this pre-filter made it).
  */
-public final class RedisPrefilter extends ForwardingIdempotencyStore implements AutoCloseable {
+public final class RedisPrefilter extends ForwardingIdempotencyStore implements AutoCloseable, StoreLayer.Front {
 
     private static final System.Logger LOG = System.getLogger(RedisPrefilter.class.getName());
-    private static final HexFormat HEX = HexFormat.of();
     /** Own claims held at most before the ones whose lease is over are dropped (claims never completed). */
     private static final int MAX_OWN_CLAIMS = 10_000;
     /** How long an eviction's marker outlives the evicted outcome's expiry: nodes' clocks disagree. */
     private static final Duration MARKER_MARGIN = Duration.ofMinutes(1);
 
-    /** Writes KEYS[1] = ARGV[1] for ARGV[3] ms unless KEYS[2] marks that very outcome (ARGV[2]) as evicted. */
-    private static final String FILL = """
-            local evicted = redis.call('GET', KEYS[2])
-            if evicted and evicted == ARGV[2] then return 0 end
-            redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-            return 1
-            """;
-    /** Deletes KEYS[1] if it still holds ARGV[1]: a rejected value, never a genuine one written since. */
-    private static final String DELETE_IF = """
-            if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-            return 0
-            """;
-    /** At most one warning of rejected values in this long. */
-    private static final long WARN_EVERY_NANOS = Duration.ofMinutes(1).toNanos();
-    /** Marks the outcome ARGV[1] of KEYS[1] evicted (KEYS[2], for ARGV[2] ms) and deletes it. */
-    private static final String EVICT = """
-            redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
-            redis.call('DEL', KEYS[1])
-            return 1
-            """;
-
-    private final @Nullable RedisClient ownedClient;
-    private final RedisClient client;
-    private final byte[] prefix;
+    private final RedisLink link;
+    private final RedisKeys keys;
     private final String prefixText;
     private final Duration commandTimeout;
-    private final long retryAfterNanos;
-    private final TransactionBridge transactions;
     private final Clock clock;
-    private final LongSupplier nanoTime;
     private final RecordFormat format;
-
-    private final Object connecting = new Object();
-    private volatile @Nullable StatefulRedisConnection<byte[], byte[]> connection;
-    private volatile long quietUntil;
-    private volatile boolean quiet;
-    private final AtomicBoolean down = new AtomicBoolean();
-    private volatile boolean closed;
-    private final ConcurrentHashMap<ByteBuffer, OwnClaim> claims = new ConcurrentHashMap<>();
+    private final OwnClaims own;
 
     private final LongAdder hits = new LongAdder();
     private final LongAdder misses = new LongAdder();
-    private final LongAdder failures = new LongAdder();
-    private final LongAdder rejected = new LongAdder();
-    /** Rejected values not yet named in a warning, and when the next warning may be logged. */
-    private final LongAdder unwarned = new LongAdder();
-    private final AtomicLong nextWarning;
-    private final AtomicBoolean olderFormatSeen = new AtomicBoolean();
-
-    /** A claim this node holds, and whether the store wrote it in the caller's transaction. */
-    private record OwnClaim(ClaimRequest request, boolean transactional) {
-    }
-
+    private final Rejections rejections;
     private RedisPrefilter(Builder b) {
         super(b.store);
         this.commandTimeout = b.commandTimeout;
-        this.retryAfterNanos = b.retryAfter.toNanos();
-        this.transactions = b.transactions;
         this.clock = b.clock;
-        this.nanoTime = System::nanoTime;
-        this.nextWarning = new AtomicLong(nanoTime.getAsLong());
+        this.rejections = new Rejections(b.keyPrefix);
         this.format = new RecordFormat(Objects.requireNonNull(b.secret), b.acceptedSecrets);
         this.prefixText = b.keyPrefix;
-        this.prefix = b.keyPrefix.getBytes(StandardCharsets.UTF_8);
+        this.keys = new RedisKeys(b.keyPrefix);
+        String name = "prefix " + b.keyPrefix;
         if (b.client != null) {
-            this.client = b.client;
-            this.ownedClient = null;
+            this.link = RedisLink.of(b.client, b.commandTimeout, b.retryAfter, name);
+        } else if (b.clusterClient != null) {
+            this.link = RedisLink.of(b.clusterClient, b.commandTimeout, b.retryAfter, name);
+        } else if (b.uri != null) {
+            this.link = RedisLink.single(b.uri, b.commandTimeout, b.retryAfter, name);
         } else {
-            RedisURI uri = RedisURI.create(Objects.requireNonNull(b.uri));
-            uri.setTimeout(commandTimeout);
-            RedisClient made = RedisClient.create(uri);
-            made.setOptions(ClientOptions.builder()
-                    .autoReconnect(true)
-                    // a command sent while the connection is down fails at once instead of waiting in a queue
-                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout(commandTimeout)).build())
-                    .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
-                    .build());
-            this.client = made;
-            this.ownedClient = made;
+            this.link = RedisLink.cluster(b.clusterUris, b.commandTimeout, b.retryAfter, name);
         }
+        this.own = new OwnClaims(new ConcurrentHashMap<>(), MAX_OWN_CLAIMS, b.transactions, clock, LOG,
+                "RedisPrefilter");
     }
 
     /** Starts a Redis pre-filter in front of {@code store}. */
@@ -194,7 +139,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
 
     /** Redis commands that failed or timed out (each a miss, or a write not made). */
     public long failures() {
-        return failures.sum();
+        return link.failures();
     }
 
     /**
@@ -203,7 +148,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
      * secrets. Values of the unauthenticated format 1 that older versions wrote are misses, not counted here.
      */
     public long rejected() {
-        return rejected.sum();
+        return rejections.count();
     }
 
     /** Answers a completed outcome from Redis; otherwise asks the store, and shares a completed record it answers. */
@@ -215,7 +160,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         }
         ClaimResult result = delegate().claim(request);
         if (result.isAcquired()) {
-            own(request, result.isTransactional());
+            own.own(request, result.isTransactional());
         } else if (result.kind() == ClaimResult.Kind.EXISTING) {
             fillWhenCommitted(Objects.requireNonNull(result.record()));
         }
@@ -226,7 +171,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
     public ClaimResult takeOver(ClaimRequest request, IdempotencyRecord observed) {
         ClaimResult result = delegate().takeOver(request, observed);
         if (result.isAcquired()) {
-            own(request, result.isTransactional());
+            own.own(request, result.isTransactional());
             if (observed.status() == IdempotencyRecord.Status.COMPLETED) {
                 delete(request.keyHash()); // the expired outcome, in case a node's clock still calls it live
             }
@@ -238,36 +183,21 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
     @Override
     public boolean complete(byte[] keyHash, Instant leaseUntil, byte[] result, Instant expiresAt) {
         boolean done = delegate().complete(keyHash, leaseUntil, result, expiresAt);
-        ByteBuffer id = ByteBuffer.wrap(keyHash.clone());
-        OwnClaim claim = claims.get(id);
-        if (claim != null && claim.request().leaseUntil().equals(leaseUntil)) {
-            claims.remove(id, claim);
-            if (done && claim.transactional() && !transactions.isTransactionActive()) {
-                LOG.log(System.Logger.Level.WARNING, "not sharing the outcome of " + claim.request()
-                        + " in Redis: the store joined a transaction this pre-filter cannot see; build it with the"
-                        + " executor's TransactionBridge (RedisPrefilter.wrap(store).transactions(...))");
-            } else if (done) {
-                fillWhenCommitted(claim.request().toInFlightRecord()
-                        .with(IdempotencyRecord.Status.COMPLETED, result.clone(), null, expiresAt));
-            }
+        IdempotencyRecord record = own.completed(keyHash, leaseUntil, done, result, expiresAt);
+        if (record != null) {
+            fillWhenCommitted(record);
         }
         return done;
     }
 
     @Override
     public boolean renew(byte[] keyHash, Instant leaseUntil, Instant newLeaseUntil) {
-        boolean renewed = delegate().renew(keyHash, leaseUntil, newLeaseUntil);
-        if (renewed) {
-            claims.computeIfPresent(ByteBuffer.wrap(keyHash.clone()), (id, c) -> c.request().leaseUntil()
-                    .equals(leaseUntil) ? new OwnClaim(c.request().withLeaseUntil(newLeaseUntil), c.transactional())
-                            : c);
-        }
-        return renewed;
+        return own.renew(delegate(), keyHash, leaseUntil, newLeaseUntil);
     }
 
     @Override
     public boolean release(byte[] keyHash, Instant leaseUntil) {
-        disown(keyHash, leaseUntil);
+        own.disown(keyHash, leaseUntil);
         return delegate().release(keyHash, leaseUntil);
     }
 
@@ -281,7 +211,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
 
     @Override
     public boolean markNeedsReview(byte[] keyHash, Instant leaseUntil) {
-        disown(keyHash, leaseUntil);
+        own.disown(keyHash, leaseUntil);
         return delegate().markNeedsReview(keyHash, leaseUntil);
     }
 
@@ -316,39 +246,37 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
     /** Closes the connection to Redis, and the client if this pre-filter made it. The store is not closed. */
     @Override
     public void close() {
-        closed = true;
-        StatefulRedisConnection<byte[], byte[]> c = connection;
-        connection = null;
-        if (c != null) {
-            c.close();
-        }
-        if (ownedClient != null) {
-            ownedClient.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-        }
+        link.close();
+    }
+
+    /** Internal: shared by every node, behind a node's own pre-filter. */
+    @Override
+    public StoreLayer storeLayer() {
+        return StoreLayer.SHARED_PREFILTER;
     }
 
     @Override
     public String toString() {
-        return "RedisPrefilter[prefix " + prefixText + ", timeout " + commandTimeout.toMillis() + " ms, in front of "
-                + delegate() + "]";
+        return "RedisPrefilter[" + (link.isCluster() ? "cluster, " : "") + "prefix " + prefixText + ", timeout "
+                + commandTimeout.toMillis() + " ms, in front of " + delegate() + "]";
     }
 
     // ---- Redis ------------------------------------------------------------------------------------------------------
 
     /** The live completed outcome Redis holds for a key, or null (a miss, or Redis failed). */
     private @Nullable IdempotencyRecord read(byte[] keyHash) {
-        StatefulRedisConnection<byte[], byte[]> c = connection();
+        RedisLink.Commands c = link.commands();
         if (c == null) {
             misses.increment();
             return null;
         }
-        byte[] redisKey = key(keyHash);
+        byte[] redisKey = keys.outcome(keyHash);
         byte[] value;
         try {
-            value = c.sync().get(redisKey);
-            succeeded();
+            value = c.strings().get(redisKey);
+            link.succeeded();
         } catch (RuntimeException e) {
-            failed("read", e);
+            link.failed("read", e);
             misses.increment();
             return null;
         }
@@ -374,23 +302,7 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
 
     /** Shares a completed record at once when no transaction is active, or after the active one commits. */
     private void fillWhenCommitted(IdempotencyRecord record) {
-        if (record.status() != IdempotencyRecord.Status.COMPLETED || record.result() == null) {
-            return;
-        }
-        if (!transactions.isTransactionActive()) {
-            fill(record);
-            return;
-        }
-        try {
-            transactions.afterCompletion(completion -> {
-                if (completion == TransactionBridge.Completion.COMMITTED) {
-                    fill(record);
-                }
-            });
-        } catch (RuntimeException e) {
-            // the transaction is ending (we are in its completion callbacks): not sharing is always safe
-            LOG.log(System.Logger.Level.DEBUG, "not sharing " + record + ": " + e.getMessage());
-        }
+        own.whenCommitted(record, this::fill);
     }
 
     /** Writes a completed record until its expiry, unless it was evicted; does not wait for the reply. */
@@ -399,22 +311,22 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         if (ttl <= 0) {
             return;
         }
-        StatefulRedisConnection<byte[], byte[]> c = connection();
+        RedisLink.Commands c = link.commands();
         if (c == null) {
             return;
         }
-        byte[][] keys = { key(record.keyHash()), marker(record.keyHash()) };
+        byte[][] both = keys.outcomeAndMarker(record.keyHash());
         try {
-            c.async().<Long>eval(FILL, ScriptOutputType.INTEGER, keys, format.encode(keys[0], record),
-                    RecordFormat.identity(record), ascii(ttl)).whenComplete((written, e) -> {
+            c.asyncScripts().<Long>eval(RedisKeys.FILL, ScriptOutputType.INTEGER, both, format.encode(both[0], record),
+                    RecordFormat.identity(record), RedisKeys.ascii(ttl)).whenComplete((written, e) -> {
                         if (e != null) {
-                            failed("write", e);
+                            link.failed("write", e);
                         } else {
-                            succeeded();
+                            link.succeeded();
                         }
                     });
         } catch (RuntimeException e) {
-            failed("write", e);
+            link.failed("write", e);
         }
     }
 
@@ -423,33 +335,14 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
      * it and warns, at most once a minute; the store decides the call.
      */
     private void reject(byte[] redisKey, byte[] value, RecordFormat.Rejected why) {
-        String name = new String(redisKey, StandardCharsets.UTF_8);
-        if (why.olderFormat()) {
-            if (olderFormatSeen.compareAndSet(false, true)) {
-                LOG.log(System.Logger.Level.INFO, "Redis pre-filter (prefix " + prefixText + "): values of format 1,"
-                        + " which older versions wrote without a MAC, are misses and are deleted as they are read"
-                        + " (first: " + name + "); the store decides those calls");
-            }
-        } else {
-            rejected.increment();
-            unwarned.increment();
-            long now = nanoTime.getAsLong();
-            long next = nextWarning.get();
-            if (now - next >= 0 && nextWarning.compareAndSet(next, now + WARN_EVERY_NANOS)) {
-                long count = unwarned.sumThenReset();
-                LOG.log(System.Logger.Level.WARNING, "Redis pre-filter (prefix " + prefixText + "): the value of "
-                        + "Redis key " + name + " is not an outcome this pre-filter's nodes wrote for it: "
-                        + why.getMessage() + "; ignored and deleted, the store decides" + (count > 1 ? " (" + count
-                        + " such values since the last warning)" : "") + ". Either something without the secret"
-                        + " writes to Redis, or the nodes do not share one secret");
-            }
-        }
-        StatefulRedisConnection<byte[], byte[]> c = connection();
+        rejections.rejected(redisKey, why);
+        RedisLink.Commands c = link.commands();
         if (c != null) {
             try {
-                c.async().<Long>eval(DELETE_IF, ScriptOutputType.INTEGER, new byte[][] {redisKey}, value);
+                c.asyncScripts().<Long>eval(RedisKeys.DELETE_IF, ScriptOutputType.INTEGER, new byte[][] {redisKey},
+                        value);
             } catch (RuntimeException e) {
-                failed("delete", e);
+                link.failed("delete", e);
             }
         }
     }
@@ -458,126 +351,28 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
     private void evict(IdempotencyRecord observed) {
         long markFor = Math.max(0, Duration.between(clock.instant(), observed.expiresAt()).toMillis())
                 + MARKER_MARGIN.toMillis();
-        byte[][] keys = { key(observed.keyHash()), marker(observed.keyHash()) };
-        RuntimeException failure;
-        StatefulRedisConnection<byte[], byte[]> c = connect(true);
-        if (c != null) {
-            try {
-                c.sync().<Long>eval(EVICT, ScriptOutputType.INTEGER, keys, RecordFormat.identity(observed),
-                        ascii(markFor));
-                succeeded();
-                return;
-            } catch (RuntimeException e) {
-                failed("eviction", e);
-                failure = e;
-            }
-        } else {
-            failure = null;
+        byte[][] both = keys.outcomeAndMarker(observed.keyHash());
+        try {
+            link.writeEverywhere(RedisKeys.EVICT, both, RecordFormat.identity(observed), RedisKeys.ascii(markFor));
+            link.succeeded();
+        } catch (RuntimeException e) {
+            link.failed("eviction", e);
+            throw new IllegalStateException("cannot remove operation " + observed.operation() + " key '"
+                    + observed.key() + "' from the Redis pre-filter (prefix " + prefixText + "): " + e.getMessage()
+                    + "; the store was not changed, so that its outcome does not go on replaying from Redis. Retry"
+                    + " when Redis is back", e);
         }
-        throw new IllegalStateException("cannot remove operation " + observed.operation() + " key '"
-                + observed.key() + "' from the Redis pre-filter (prefix " + prefixText + "): Redis cannot be reached"
-                + (failure == null ? "" : " (" + failure.getMessage() + ")") + "; nothing was changed, so that"
-                + " its outcome does not go on replaying from Redis. Retry when Redis is back", failure);
     }
 
     private void delete(byte[] keyHash) {
-        StatefulRedisConnection<byte[], byte[]> c = connection();
+        RedisLink.Commands c = link.commands();
         if (c != null) {
             try {
-                c.async().del(key(keyHash));
+                c.asyncKeys().del(keys.outcome(keyHash));
             } catch (RuntimeException e) {
-                failed("delete", e);
+                link.failed("delete", e);
             }
         }
-    }
-
-    /** The connection, or null while Redis is left alone after a failure. */
-    private @Nullable StatefulRedisConnection<byte[], byte[]> connection() {
-        return connect(false);
-    }
-
-    private @Nullable StatefulRedisConnection<byte[], byte[]> connect(boolean evenIfQuiet) {
-        if (!evenIfQuiet && quiet && nanoTime.getAsLong() - quietUntil < 0) {
-            return null;
-        }
-        StatefulRedisConnection<byte[], byte[]> c = connection;
-        if (c != null) {
-            return c;
-        }
-        synchronized (connecting) {
-            c = connection;
-            if (c == null) {
-                try {
-                    c = client.connect(ByteArrayCodec.INSTANCE);
-                    c.setTimeout(commandTimeout);
-                    connection = c;
-                } catch (RuntimeException e) {
-                    failed("connect", e);
-                    return null;
-                }
-            }
-            return c;
-        }
-    }
-
-    private void succeeded() {
-        quiet = false;
-        if (down.compareAndSet(true, false)) {
-            LOG.log(System.Logger.Level.INFO, "Redis pre-filter (prefix " + prefixText + ") is reachable again");
-        }
-    }
-
-    private void failed(String what, Throwable e) {
-        if (closed) {
-            return; // a write still in flight when the pre-filter was closed
-        }
-        failures.increment();
-        quietUntil = nanoTime.getAsLong() + retryAfterNanos;
-        quiet = true;
-        if (down.compareAndSet(false, true)) {
-            LOG.log(System.Logger.Level.WARNING, "Redis pre-filter (prefix " + prefixText + ") failed (" + what
-                    + ": " + e + "); the store decides every call until Redis is back (asked again every "
-                    + Duration.ofNanos(retryAfterNanos).toMillis() + " ms)");
-        }
-    }
-
-    private void own(ClaimRequest request, boolean transactional) {
-        if (claims.size() >= MAX_OWN_CLAIMS) {
-            Instant now = clock.instant();
-            claims.values().removeIf(c -> !c.request().leaseUntil().isAfter(now));
-        }
-        claims.put(ByteBuffer.wrap(request.keyHash().clone()), new OwnClaim(request, transactional));
-    }
-
-    private void disown(byte[] keyHash, Instant leaseUntil) {
-        claims.computeIfPresent(ByteBuffer.wrap(keyHash), (id, c) -> c.request().leaseUntil().equals(leaseUntil)
-                ? null : c);
-    }
-
-    /** {@code <prefix>{<hex>}}: the braces keep a key and its eviction marker in one Redis Cluster slot. */
-    byte[] key(byte[] keyHash) {
-        return concat(prefix, ("{" + HEX.formatHex(keyHash) + "}").getBytes(StandardCharsets.US_ASCII));
-    }
-
-    private byte[] marker(byte[] keyHash) {
-        return concat(prefix, ("evicted:{" + HEX.formatHex(keyHash) + "}").getBytes(StandardCharsets.US_ASCII));
-    }
-
-    private static byte[] concat(byte[] a, byte[] b) {
-        byte[] out = new byte[a.length + b.length];
-        System.arraycopy(a, 0, out, 0, a.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
-
-    private static byte[] ascii(long n) {
-        return Long.toString(n).getBytes(StandardCharsets.US_ASCII);
-    }
-
-    /** Connecting may take a little longer than a command, never much: a few command timeouts, at most a second. */
-    private static Duration connectTimeout(Duration commandTimeout) {
-        Duration three = commandTimeout.multipliedBy(3);
-        return three.compareTo(Duration.ofSeconds(1)) > 0 ? Duration.ofSeconds(1) : three;
     }
 
     /** Builds a {@link RedisPrefilter}; {@link #build()} rejects what cannot work. */
@@ -593,7 +388,9 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
 
         private final IdempotencyStore store;
         private @Nullable String uri;
+        private List<String> clusterUris = List.of();
         private @Nullable RedisClient client;
+        private @Nullable RedisClusterClient clusterClient;
         private String keyPrefix = DEFAULT_KEY_PREFIX;
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
         private Duration retryAfter = DEFAULT_RETRY_AFTER;
@@ -607,21 +404,55 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         }
 
         /**
-         * Where Redis is, as a Lettuce URI ({@code redis://host:6379/0}, {@code rediss://...} for TLS, a password
-         * as {@code redis://:secret@host}); the pre-filter makes its own client with the command timeout, commands
-         * rejected while disconnected, and closes it in {@link RedisPrefilter#close()}.
+         * Where Redis is, as a Lettuce URI: one Redis ({@code redis://host:6379/0}, {@code rediss://...} for TLS, a
+         * password as {@code redis://:secret@host}), or the master a Sentinel names
+         * ({@code redis-sentinel://sentinel1:26379,sentinel2:26379/0#mymaster}: the sentinels, then the master's
+         * name; the connection follows a failover). The pre-filter makes its own client with the command timeout,
+         * commands rejected while disconnected, and closes it in {@link RedisPrefilter#close()}.
          */
         public Builder uri(String uri) {
-            Objects.requireNonNull(uri, "uri");
-            try {
-                RedisURI.create(uri);
-            } catch (RuntimeException e) {
-                throw new IllegalArgumentException("not a Redis URI for the pre-filter: '" + uri + "' ("
-                        + e.getMessage() + ")", e);
-            }
+            check(uri, "uri");
+            clear();
             this.uri = uri;
-            this.client = null;
             return this;
+        }
+
+        /**
+         * A Redis Cluster, by some of its nodes ({@code redis://10.0.0.1:6379}, one URI each; one is enough, more
+         * help when one is down): the pre-filter learns the cluster's topology from them, follows a failover and
+         * resharding, and reads and writes each key on the master of its slot. Made and closed as with {@link #uri}.
+         */
+        public Builder cluster(String... seedUris) {
+            Objects.requireNonNull(seedUris, "cluster");
+            if (seedUris.length == 0) {
+                throw new IllegalArgumentException("cluster(...) of the Redis pre-filter needs at least one node URI");
+            }
+            for (int i = 0; i < seedUris.length; i++) {
+                if (check(seedUris[i], "cluster[" + i + "]").getSentinels().size() > 0) {
+                    throw new IllegalArgumentException("cluster[" + i + "] of the Redis pre-filter is a Sentinel URI"
+                            + " ('" + seedUris[i] + "'): give a Sentinel as uri(...), a cluster's nodes as redis://");
+                }
+            }
+            clear();
+            this.clusterUris = List.copyOf(Arrays.asList(seedUris));
+            return this;
+        }
+
+        private static RedisURI check(@Nullable String uri, String name) {
+            Objects.requireNonNull(uri, name);
+            try {
+                return RedisURI.create(uri);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException(name + " of the Redis pre-filter is not a Redis URI: '" + uri
+                        + "' (" + e.getMessage() + ")", e);
+            }
+        }
+
+        private void clear() {
+            uri = null;
+            clusterUris = List.of();
+            client = null;
+            clusterClient = null;
         }
 
         /**
@@ -630,8 +461,21 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
          * command timeout in Lettuce's queue.
          */
         public Builder client(RedisClient client) {
-            this.client = Objects.requireNonNull(client, "client");
-            this.uri = null;
+            Objects.requireNonNull(client, "client");
+            clear();
+            this.client = client;
+            return this;
+        }
+
+        /**
+         * A Lettuce cluster client of the application's (not closed by the pre-filter). Give it
+         * {@code REJECT_COMMANDS} as above, and topology refresh triggers
+         * ({@code ClusterTopologyRefreshOptions.enableAllAdaptiveRefreshTriggers()}), or a failover is seen late.
+         */
+        public Builder client(RedisClusterClient client) {
+            Objects.requireNonNull(client, "client");
+            clear();
+            this.clusterClient = client;
             return this;
         }
 
@@ -720,16 +564,11 @@ public final class RedisPrefilter extends ForwardingIdempotencyStore implements 
         }
 
         public RedisPrefilter build() {
-            if (uri == null && client == null) {
-                throw new IllegalStateException("the Redis pre-filter needs a Redis: set uri(...) or client(...)");
+            if (uri == null && clusterUris.isEmpty() && client == null && clusterClient == null) {
+                throw new IllegalStateException("the Redis pre-filter needs a Redis: set uri(...), cluster(...) or"
+                        + " client(...)");
             }
-            if (store instanceof RedisPrefilter) {
-                throw new IllegalArgumentException("the store is already wrapped in a RedisPrefilter");
-            }
-            if (store.getClass().getName().equals("dev.idempotency.cache.CaffeinePrefilter")) {
-                throw new IllegalArgumentException("a CaffeinePrefilter goes in front of the RedisPrefilter, not"
-                        + " behind it: CaffeinePrefilter.wrap(RedisPrefilter.wrap(store)...build())");
-            }
+            StoreLayer.SHARED_PREFILTER.checkWraps(store);
             if (secret == null) {
                 throw new IllegalStateException("the Redis pre-filter needs a secret shared by every node: set"
                         + " secret(...), at least " + MIN_SECRET_BYTES + " random bytes (openssl rand"

@@ -234,7 +234,8 @@ class RedisPrefilterIT extends RedisNodesSupport {
     @Test
     void theBuilderRefusesWhatCannotWork() {
         assertThatThrownBy(() -> RedisPrefilter.wrap(database).secret(TestRedis.SECRET).build())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("uri(...) or client(...)");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("uri(...), cluster(...) or client(...)");
         assertThatThrownBy(() -> RedisPrefilter.wrap(database).uri(redis.url).build())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("needs a secret")
                 .hasMessageContaining("secret(...)");

@@ -324,10 +324,17 @@ public class IdempotencyProperties {
         private boolean enabled;
 
         /**
-         * Where Redis is, as a Lettuce URI (redis://host:6379/0, rediss:// for TLS). Unset: spring.data.redis.url,
-         * else redis://localhost:6379.
+         * Where Redis is, as a Lettuce URI: one Redis (redis://host:6379/0, rediss:// for TLS), or the master a
+         * Sentinel names (redis-sentinel://sentinel1:26379,sentinel2:26379/0#mymaster). Unset: spring.data.redis.url,
+         * else redis://localhost:6379. Not used when cluster-nodes is set.
          */
         private @Nullable String url;
+
+        /**
+         * A Redis Cluster, by some of its nodes, one URI each (redis://10.0.0.1:6379,redis://10.0.0.2:6379): the
+         * pre-filter learns the topology from them and follows failovers. Set, it takes the place of url.
+         */
+        private java.util.List<String> clusterNodes = new java.util.ArrayList<>();
 
         /** What every Redis key of the pre-filter starts with: one prefix per store sharing a Redis. */
         private String keyPrefix = "idempotency:";
@@ -365,6 +372,14 @@ public class IdempotencyProperties {
 
         public void setUrl(@Nullable String url) {
             this.url = url;
+        }
+
+        public java.util.List<String> getClusterNodes() {
+            return clusterNodes;
+        }
+
+        public void setClusterNodes(java.util.List<String> clusterNodes) {
+            this.clusterNodes = clusterNodes;
         }
 
         public String getKeyPrefix() {

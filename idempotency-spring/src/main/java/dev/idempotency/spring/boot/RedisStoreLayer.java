@@ -3,9 +3,11 @@ package dev.idempotency.spring.boot;
 import dev.idempotency.redis.RedisPrefilter;
 import dev.idempotency.spring.SpringTransactionBridge;
 import dev.idempotency.store.IdempotencyStore;
-import java.net.URI;
+import io.lettuce.core.RedisURI;
 import java.time.Clock;
+import java.util.List;
 import java.util.Objects;
+import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,7 +48,18 @@ final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, 
         if (prefilter != null) {
             throw new IllegalStateException("the Redis pre-filter is already in front of a store");
         }
-        RedisPrefilter.Builder builder = RedisPrefilter.wrap(store).uri(url).keyPrefix(settings.getKeyPrefix())
+        RedisPrefilter.Builder builder = RedisPrefilter.wrap(store);
+        try {
+            if (settings.getClusterNodes().isEmpty()) {
+                builder.uri(url);
+            } else {
+                builder.cluster(settings.getClusterNodes().toArray(String[]::new));
+            }
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException((settings.getClusterNodes().isEmpty() ? "idempotency.redis.url"
+                    : "idempotency.redis.cluster-nodes") + " refused: " + e.getMessage(), e);
+        }
+        builder.keyPrefix(settings.getKeyPrefix())
                 .commandTimeout(settings.getCommandTimeout()).retryAfter(settings.getRetryAfter())
                 .transactions(SpringTransactionBridge.INSTANCE).clock(clock);
         try {
@@ -73,11 +86,31 @@ final class RedisStoreLayer implements IdempotencyAutoConfiguration.StoreLayer, 
         }
     }
 
-    /** What the startup line says: the Redis host and port (never a password), the prefix and the timeout. */
+    /**
+     * What the startup line says: where Redis is (hosts and ports, a Sentinel's master name; never a password), the
+     * prefix and the timeout.
+     */
     @Override
     public String toString() {
-        URI uri = URI.create(url);
-        return "Redis pre-filter (" + uri.getHost() + ":" + (uri.getPort() < 0 ? 6379 : uri.getPort()) + ", key-prefix "
-                + settings.getKeyPrefix() + ", command-timeout " + settings.getCommandTimeout() + ")";
+        List<String> nodes = settings.getClusterNodes();
+        String where;
+        if (!nodes.isEmpty()) {
+            where = "cluster " + nodes.stream().map(RedisStoreLayer::hostAndPort).collect(Collectors.joining(","));
+        } else {
+            RedisURI uri = RedisURI.create(url);
+            where = uri.getSentinels().isEmpty() ? hostAndPort(uri) : "sentinel master " + uri.getSentinelMasterId()
+                    + " via " + uri.getSentinels().stream().map(RedisStoreLayer::hostAndPort)
+                            .collect(Collectors.joining(","));
+        }
+        return "Redis pre-filter (" + where + ", key-prefix " + settings.getKeyPrefix() + ", command-timeout "
+                + settings.getCommandTimeout() + ")";
+    }
+
+    private static String hostAndPort(String uri) {
+        return hostAndPort(RedisURI.create(uri));
+    }
+
+    private static String hostAndPort(RedisURI uri) {
+        return uri.getHost() + ":" + uri.getPort();
     }
 }

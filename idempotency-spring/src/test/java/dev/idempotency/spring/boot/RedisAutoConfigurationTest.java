@@ -60,6 +60,36 @@ class RedisAutoConfigurationTest {
         });
     }
 
+    @Test
+    void clusterNodesTakeThePlaceOfTheUrlAndTheStartupLineNamesThem() {
+        runner.withPropertyValues("idempotency.redis.secret=" + SECRET,
+                "idempotency.redis.cluster-nodes=redis://127.0.0.1:1,redis://127.0.0.1:2").run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(IdempotencyAutoConfiguration.IdempotencyStoreFront.class).toString())
+                            .contains("Redis pre-filter (cluster 127.0.0.1:1,127.0.0.1:2, key-prefix");
+                    RedisStoreLayer layer = (RedisStoreLayer) context
+                            .getBean(IdempotencyAutoConfiguration.StoreLayer.class);
+                    assertThat(layer.prefilter()).isNotNull().asString().startsWith("RedisPrefilter[cluster, ");
+                });
+        runner.withPropertyValues("idempotency.redis.secret=" + SECRET,
+                "idempotency.redis.cluster-nodes=redis://127.0.0.1:1,redis-sentinel://127.0.0.1:2#m").run(context ->
+                        assertThat(context).hasFailed().getFailure()
+                                .hasMessageContaining("idempotency.redis.cluster-nodes refused")
+                                .hasMessageContaining("cluster[1]"));
+    }
+
+    @Test
+    void aSentinelUrlIsNamedInTheStartupLineWithoutItsPassword() {
+        runner.withPropertyValues("idempotency.redis.secret=" + SECRET,
+                "idempotency.redis.url=redis-sentinel://:sentinel-password@127.0.0.1:1,127.0.0.1:2/0#orders")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(IdempotencyAutoConfiguration.IdempotencyStoreFront.class).toString())
+                            .contains("Redis pre-filter (sentinel master orders via 127.0.0.1:1,127.0.0.1:2,")
+                            .doesNotContain("sentinel-password");
+                });
+    }
+
     /**
      * Starts a context with the Redis pre-filter on; run in a class loader without Micrometer's core, as in an
      * application that has none (a {@code FilteredClassLoader} cannot show it: the classes of this module, loaded by
