@@ -32,7 +32,7 @@ class AsyncFailoverMeasurement {
         Duration lag = Duration.ofMillis(Long.getLong("cluster.lag-ms", 0));
         for (int i = 1; i <= runs; i++) {
             try (PostgresPair pair = PostgresPair.start(false, lag);
-                    ClusterStorm storm = new ClusterStorm(pair, 3)) {
+                    ClusterStorm storm = new ClusterStorm(pair, null, 3)) {
                 ClusterStorm.Result r = storm.run(Duration.ofSeconds(40), 12, true);
                 System.out.println(r.line("async failover " + i + "/" + runs + ", lag " + lag.toMillis() + " ms")
                         + "; " + r.verdict().keys() + " keys, "

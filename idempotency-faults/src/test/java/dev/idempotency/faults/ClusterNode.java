@@ -30,7 +30,8 @@ import org.springframework.web.bind.annotation.RestController;
  * Each answer is the attempt's id ({@code <node>-<n>}), so a caller can tell which execution it got. Prints
  * {@code listening <port>} once it serves; ends when its standard input does (its parent died).
  *
- * <p>Arguments: jdbcUrl idempotencyTable businessTable nodeName.
+ * <p>Arguments: jdbcUrl idempotencyTable businessTable nodeName [redisClusterNodes]: with the last, the Redis
+ * pre-filter ({@code idempotency.redis.*}) on that Redis Cluster, its secret from {@code IDEMPOTENCY_REDIS_SECRET}.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -89,7 +90,12 @@ public class ClusterNode {
         orphan.setDaemon(true);
         orphan.start();
         String url = args[0];
+        java.util.List<String> redis = args.length > 4
+                // the Redis pre-filter on a Redis Cluster; its secret comes from IDEMPOTENCY_REDIS_SECRET
+                ? java.util.List.of("idempotency.redis.enabled=true", "idempotency.redis.cluster-nodes=" + args[4])
+                : java.util.List.of();
         ConfigurableApplicationContext context = new SpringApplicationBuilder(ClusterNode.class).properties(
+                redis.toArray(String[]::new)).properties(
                 "server.port=0",
                 "server.address=127.0.0.1",
                 "spring.main.banner-mode=off",

@@ -42,7 +42,8 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * client that sends every logical request, with its key, to a random node over HTTP and retries it on another node
  * on a timeout, a refused connection, a 409 or a 5xx until a definite answer (a 2xx, or the 500 "outcome unknown" of
  * an irreversible key, which says not to retry); faults mid-storm: a node killed with SIGKILL and started again
- * (twice), and the primary failed over to its standby. Every answer goes into the {@link History}, and every
+ * (twice), the primary failed over to its standby, and, when the nodes' Redis pre-filter is on a Redis Cluster
+ * ({@link RedisClusterServers}), one of its masters killed. Every answer goes into the {@link History}, and every
  * effect: a payout a node printed, an order row the new primary holds. After quiescence (the storm over, one last
  * request per key, the nodes' output read to its end) the {@link HistoryChecker} judges it.
  */
@@ -100,9 +101,15 @@ final class ClusterStorm implements AutoCloseable {
         void start(int incarnation) {
             name = "n" + slot + (char) ('a' + incarnation);
             Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-            ProcessBuilder builder = new ProcessBuilder(java.toString(), "-Xmx160m", "-XX:TieredStopAtLevel=1",
+            List<String> command = new ArrayList<>(List.of(java.toString(), "-Xmx160m", "-XX:TieredStopAtLevel=1",
                     "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), ClusterNode.class.getName(),
-                    pair.url(), tables.idempotency(), tables.business(), name).redirectErrorStream(true);
+                    pair.url(), tables.idempotency(), tables.business(), name));
+            if (redis != null) {
+                command.add(redis.nodes());
+            }
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+            // the pre-filter's signing secret, shared by every node (Boot binds it to idempotency.redis.secret)
+            builder.environment().put("IDEMPOTENCY_REDIS_SECRET", redisSecret);
             Process p;
             try {
                 p = builder.start();
@@ -190,6 +197,8 @@ final class ClusterStorm implements AutoCloseable {
     }
 
     private final PostgresPair pair;
+    private final @Nullable RedisClusterServers redis;
+    private final String redisSecret = UUID.randomUUID() + "-" + UUID.randomUUID();
     private final Tables tables = Tables.unique();
     private final FaultDatabase database;
     private final History history = new History();
@@ -201,8 +210,10 @@ final class ClusterStorm implements AutoCloseable {
     private final AtomicInteger failovers = new AtomicInteger();
     private final AtomicInteger httpRequests = new AtomicInteger();
 
-    ClusterStorm(PostgresPair pair, int nodeCount) {
+    /** The nodes on {@code pair}, and behind the Redis pre-filter on {@code redis} when there is one. */
+    ClusterStorm(PostgresPair pair, @Nullable RedisClusterServers redis, int nodeCount) {
         this.pair = pair;
+        this.redis = redis;
         this.database = FaultDatabase.attach(FaultDatabase.Kind.POSTGRESQL, pair.url(), tables, 2);
         database.createTables();
         for (int i = 1; i <= nodeCount; i++) {
@@ -212,8 +223,9 @@ final class ClusterStorm implements AutoCloseable {
 
     /**
      * Starts the nodes, storms them for {@code length} with {@code clients} threads while the faults strike (a node
-     * killed at 20% of the storm, the primary failed over at 45%, another node killed at 70%: {@code crash} kills
-     * the primary with an immediate stop, else it is stopped cleanly), then quiesces and judges.
+     * killed at 20% of the storm, the primary failed over at 45%, a Redis master killed at 60% when there is a Redis
+     * Cluster, another node killed at 70%: {@code crash} kills the primary with an immediate stop, else it is stopped
+     * cleanly), then quiesces and judges.
      */
     Result run(Duration length, int clients, boolean crash) throws Exception {
         long started = System.nanoTime();
@@ -242,6 +254,11 @@ final class ClusterStorm implements AutoCloseable {
             sleepUntil(started(end, length, 0.45));
             pair.failOver(crash);
             failovers.incrementAndGet();
+            if (redis != null) {
+                sleepUntil(started(end, length, 0.60));
+                redis.killMaster();
+                failovers.incrementAndGet();
+            }
             sleepUntil(started(end, length, 0.70));
             Node other = nodes.get((nodes.indexOf(victim) + 1 + random.nextInt(nodes.size() - 1)) % nodes.size());
             other.kill();
