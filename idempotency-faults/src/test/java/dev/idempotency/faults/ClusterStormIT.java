@@ -14,7 +14,7 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
  * master killed with SIGKILL mid-storm (its replica takes over). Prints the line {@code .ci/run} greps:
  * {@code cluster: <N> nodes, <K> kills, <F> failovers, <R> requests, duplicated effects 0, wrong answers 0, stuck
  * keys 0}, and fails on any finding. Runs when {@code IDEMPOTENCY_POSTGRES_URL} is set (the PostgreSQL suites'
- * switch); then it fails, never skips, when it cannot make its clusters (the PostgreSQL binaries on this machine).
+ * switch); then it fails, never skips, when it cannot make its clusters (the PostgreSQL binaries, redis-server).
  */
 @EnabledIfEnvironmentVariable(named = FaultDatabase.POSTGRES_URL, matches = ".+")
 class ClusterStormIT {
