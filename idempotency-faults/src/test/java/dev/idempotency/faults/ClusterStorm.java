@@ -317,24 +317,11 @@ final class ClusterStorm implements AutoCloseable {
         for (Node n : nodes) {
             n.drain();
         }
-        JdbcTemplate jdbc = new JdbcTemplate(database.pool());
-        Set<String> inFlight = new TreeSet<>();
-        for (String idemKey : jdbc.queryForList("SELECT idem_key FROM " + tables.idempotency()
-                + " WHERE status = 'IN_FLIGHT' AND idem_key LIKE ?", String.class, "%" + prefix + "%")) {
-            inFlight.add(idemKey.substring(idemKey.indexOf(prefix)));
-        }
-        Map<String, List<String>> committed = new HashMap<>();
-        jdbc.query("SELECT ref, val FROM " + tables.business() + " WHERE kind = 'ORDER' AND ref LIKE ?",
-                rs -> {
-                    committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
-                }, prefix + "%");
-        List<History.Event> events = new ArrayList<>();
-        for (History.Event e : history.events()) {
-            if (e.key().startsWith(prefix)) {
-                events.add(e);
-            }
-        }
-        HistoryChecker.Verdict verdict = HistoryChecker.check(events, asked, committed, inFlight);
+        HistoryChecker.Stored stored = HistoryChecker.Stored.read(new JdbcTemplate(database.pool()), tables,
+                prefix);
+        Map<String, List<String>> committed = stored.committed();
+        List<History.Event> events = history.eventsOf(prefix);
+        HistoryChecker.Verdict verdict = HistoryChecker.check(events, asked, committed, stored.inFlight());
         Map<String, Integer> retried = new java.util.TreeMap<>();
         for (History.Event e : events) {
             if (e.type() == Type.FAIL) {

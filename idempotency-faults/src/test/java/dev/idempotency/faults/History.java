@@ -63,6 +63,17 @@ final class History {
         return new ArrayList<>(events);
     }
 
+    /** The events of the keys that start with {@code prefix}: one run's, in a history several runs share. */
+    List<Event> eventsOf(String prefix) {
+        List<Event> of = new ArrayList<>();
+        for (Event e : events) {
+            if (e.key().startsWith(prefix)) {
+                of.add(e);
+            }
+        }
+        return of;
+    }
+
     /** The events of one key, of one type. */
     List<String> values(String key, Type type) {
         List<String> values = new ArrayList<>();

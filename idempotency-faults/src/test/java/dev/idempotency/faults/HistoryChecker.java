@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.springframework.jdbc.core.JdbcTemplate;
 
 /**
  * Judges a whole history (Jepsen's way) against the model of the library: per key,
@@ -36,6 +37,27 @@ final class HistoryChecker {
     }
 
     private HistoryChecker() {
+    }
+
+    /**
+     * What the database holds after quiescence for the keys that start with {@code prefix}: the claims still in
+     * flight in the store's table, and the values of the orders committed in the business table.
+     */
+    record Stored(Set<String> inFlight, Map<String, List<String>> committed) {
+
+        static Stored read(JdbcTemplate jdbc, Tables tables, String prefix) {
+            Set<String> inFlight = new TreeSet<>();
+            for (String idemKey : jdbc.queryForList("SELECT idem_key FROM " + tables.idempotency()
+                    + " WHERE status = 'IN_FLIGHT' AND idem_key LIKE ?", String.class, "%" + prefix + "%")) {
+                inFlight.add(idemKey.substring(idemKey.indexOf(prefix)));
+            }
+            Map<String, List<String>> committed = new HashMap<>();
+            jdbc.query("SELECT ref, val FROM " + tables.business() + " WHERE kind = 'ORDER' AND ref LIKE ?",
+                    rs -> {
+                        committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
+                    }, prefix + "%");
+            return new Stored(inFlight, committed);
+        }
     }
 
     /**

@@ -6,14 +6,11 @@ import dev.idempotency.faults.Shop.Misbehaviour;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Random;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
@@ -152,24 +149,10 @@ final class Storm {
                 throw new IllegalStateException("a storm worker failed after the storm", e);
             }
         }
-        JdbcTemplate jdbc = new JdbcTemplate(database.pool());
-        Set<String> inFlight = new TreeSet<>();
-        for (String idemKey : jdbc.queryForList("SELECT idem_key FROM " + database.tables.idempotency()
-                + " WHERE status = 'IN_FLIGHT' AND idem_key LIKE ?", String.class, "%" + prefix + "%")) {
-            inFlight.add(idemKey.substring(idemKey.indexOf(':') + 1));
-        }
-        Map<String, List<String>> committed = new HashMap<>();
-        jdbc.query("SELECT ref, val FROM " + database.tables.business() + " WHERE kind = 'ORDER' AND ref LIKE ?",
-                rs -> {
-                    committed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getString(2));
-                }, prefix + "%");
-        List<History.Event> events = new ArrayList<>();
-        for (History.Event e : history.events()) {
-            if (e.key().startsWith(prefix)) {
-                events.add(e);
-            }
-        }
-        HistoryChecker.Verdict verdict = HistoryChecker.check(events, tiers, committed, inFlight);
+        HistoryChecker.Stored stored = HistoryChecker.Stored.read(new JdbcTemplate(database.pool()), database.tables,
+                prefix);
+        HistoryChecker.Verdict verdict = HistoryChecker.check(history.eventsOf(prefix), tiers, stored.committed(),
+                stored.inFlight());
         return new Result(seed, verdict, otherFaults.get());
     }
 
