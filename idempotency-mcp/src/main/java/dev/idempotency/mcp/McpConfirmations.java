@@ -5,40 +5,21 @@ import dev.idempotency.ConfirmationRequiredException;
 import dev.idempotency.ResolvedBy;
 import dev.idempotency.Tier;
 import dev.idempotency.TransactionBridge;
-import dev.idempotency.store.ClaimRequest;
-import dev.idempotency.store.ClaimResult;
 import dev.idempotency.store.IdempotencyRecord;
 import dev.idempotency.store.IdempotencyStore;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Base64;
 import java.util.Collections;
-import java.util.Comparator;
-import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.core.JacksonException;
-import tools.jackson.core.type.TypeReference;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The confirmation gate of irreversible MCP tools: the first execution of an {@link Tier#IRREVERSIBLE} call waits
@@ -76,33 +57,29 @@ public final class McpConfirmations implements ConfirmationGate {
     public static final String APPROVE = "approve";
     /** The operation under which elicitation answers are recorded in the store. */
     public static final String ANSWER_OPERATION = "dev.idempotency/mcp-elicitation";
-    /** At most this many answers are kept per principal, operation and key (each declined one ends a call). */
-    static final int MAX_ANSWERS = 64;
     /** At most this many calls waiting for an approver are listed by {@link #pending(int)} at once. */
     public static final int MAX_LISTED_PENDING = 64;
-    private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
-    private static final Base64.Decoder B64D = Base64.getUrlDecoder();
-    private static final SecureRandom RANDOM = new SecureRandom();
 
-    private final byte[] secret;
-    private final IdempotencyStore store;
     private final Duration ttl;
-    private final Clock clock;
     private final boolean elicitation;
     private final boolean tokens;
     private final ConfirmationGate otherwise;
     private final TransactionBridge transactions;
+    private final ConfirmationRecords records;
+    private final RecordedAnswers answers;
+    private final ConfirmationTokens confirmationTokens;
+    private final McpApprovals approvals;
 
     private McpConfirmations(Builder b) {
-        this.secret = b.secret.clone();
-        this.store = b.store;
         this.ttl = b.ttl;
-        this.clock = b.clock;
         this.elicitation = b.elicitation;
         this.tokens = b.tokens;
         this.otherwise = b.otherwise;
         this.transactions = b.transactions;
+        this.records = new ConfirmationRecords(b.store, b.clock);
+        this.answers = new RecordedAnswers(records, b.ttl);
+        this.confirmationTokens = new ConfirmationTokens(b.secret, b.ttl, records);
+        this.approvals = new McpApprovals(records, answers, b.tokens);
     }
 
     /**
@@ -150,19 +127,19 @@ public final class McpConfirmations implements ConfirmationGate {
             checkAnswered(mcp.answered(), token, mcp, call);
             return;
         }
-        Instant tokenExpiresAt = tokens && token != null && !used(token) ? verify(token, mcp, call) : null;
+        Instant tokenExpiresAt = tokens && token != null && !confirmationTokens.used(token) ? verify(token, mcp, call)
+                : null;
         if (tokenExpiresAt != null) {
             // the token names the call; the yes is an approver's, given through the application (approve)
-            IdempotencyRecord approval = liveRecord(approvalId(mcp.principal(), call.operation(), call.key(),
-                    mcp.argumentDigest()));
+            IdempotencyRecord approval = approvals.approvalOf(mcp.principal(), call.operation(), call.key(),
+                    mcp.argumentDigest());
             if (approval == null) {
                 McpCall.markAwaitingApproval(tokenExpiresAt);
                 throw new ConfirmationRequiredException(call.operation(), call.key(), mcp.tool()
                         + " with idempotency key '" + call.key() + "' waits for an approver: nothing ran");
             }
-            if (consume(token) && store.resolve(approval, null, approval.expiresAt())) {
-                store.find(pendingId(mcp.principal(), call.operation(), call.key()))
-                        .ifPresent(pending -> store.resolve(pending, null, pending.expiresAt()));
+            if (confirmationTokens.consume(token)
+                    && approvals.use(approval, mcp.principal(), call.operation(), call.key())) {
                 return;
             }
         }
@@ -188,7 +165,8 @@ public final class McpConfirmations implements ConfirmationGate {
      * with {@code input_required} and a fresh state), or ends declined.
      */
     private void checkAnswered(McpCall.Answered answered, @Nullable String token, McpCall mcp, Call call) {
-        if (answered.action() == null || token == null || verify(token, mcp, call) == null || !consume(token)) {
+        if (answered.action() == null || token == null || verify(token, mcp, call) == null
+                || !confirmationTokens.consume(token)) {
             throw new ConfirmationRequiredException(call.operation(), call.key(), mcp.tool()
                     + " with idempotency key '" + call.key() + "' is irreversible and runs only once the user"
                     + " confirmed it");
@@ -201,6 +179,11 @@ public final class McpConfirmations implements ConfirmationGate {
             throw new ConfirmationRequiredException(call.operation(), call.key(),
                     "the user declined " + mcp.tool() + " with idempotency key '" + call.key() + "'");
         }
+    }
+
+    /** The token's expiry when it is valid for this call (signed, unexpired, bound to it), else null. */
+    private @Nullable Instant verify(String token, McpCall mcp, Call call) {
+        return confirmationTokens.verify(token, mcp.principal(), call.operation(), call.key(), mcp.argumentDigest());
     }
 
     /** The form the user confirms a call with: one boolean, {@code confirm}. */
@@ -222,15 +205,14 @@ public final class McpConfirmations implements ConfirmationGate {
 
     /** Records a user's answer beside the call. */
     private Answer answer(String action, boolean confirmed, Map<String, Object> content, McpCall mcp, Call call) {
-        Answer recorded = new Answer(action, confirmed, mcp.principal(), mcp.tool(), call.operation(), call.key(),
-                mcp.argumentDigest(), clock.instant().truncatedTo(ChronoUnit.MILLIS), new LinkedHashMap<>(content),
-                mcp.shown());
+        Answer given = new Answer(action, confirmed, mcp.principal(), mcp.tool(), call.operation(), call.key(),
+                mcp.argumentDigest(), records.nowMillis(), new LinkedHashMap<>(content), mcp.shown());
         // outside the call's transaction: a declined call rolls back, and its answer must stay
         transactions.outside(() -> {
-            record(recorded, mcp.ttl());
+            answers.record(given, mcp.ttl());
             return null;
         });
-        return recorded;
+        return given;
     }
 
     /**
@@ -267,7 +249,7 @@ public final class McpConfirmations implements ConfirmationGate {
      * @throws dev.idempotency.IdempotencyStoreException if the store fails
      */
     public List<Answer> answers(String principal, String operation, String key) {
-        return read(n -> answerId(principal, operation, key, n));
+        return answers.ofCall(principal, operation, key);
     }
 
     /**
@@ -282,22 +264,7 @@ public final class McpConfirmations implements ConfirmationGate {
      * @throws dev.idempotency.IdempotencyStoreException if the store fails
      */
     public List<Answer> answers(String operation, String key) {
-        return read(n -> keyAnswerId(operation, key, n));
-    }
-
-    private List<Answer> read(java.util.function.IntFunction<byte[]> slot) {
-        List<Answer> answers = new ArrayList<>();
-        for (int n = 0; n < MAX_ANSWERS; n++) {
-            Optional<IdempotencyRecord> found = store.find(slot.apply(n));
-            if (found.isEmpty()) {
-                break;
-            }
-            byte[] data = found.get().result();
-            if (data != null && data.length > 0 && !found.get().isExpired(clock.instant())) {
-                answers.add(decode(data));
-            }
-        }
-        return List.copyOf(answers);
+        return answers.ofKey(operation, key);
     }
 
     /**
@@ -318,10 +285,6 @@ public final class McpConfirmations implements ConfirmationGate {
             String shown, Instant requestedAt, Instant expiresAt) {
     }
 
-    /** A pending call as the store keeps it: with how long its answers are kept (the tool's ttl). */
-    record Waiting(Pending pending, Duration retention) {
-    }
-
     /**
      * The call waiting for an approver under this principal, operation and key: the last one that got a token, if its
      * token has not expired and it has not run.
@@ -329,13 +292,7 @@ public final class McpConfirmations implements ConfirmationGate {
      * @throws dev.idempotency.IdempotencyStoreException if the store fails
      */
     public Optional<Pending> pending(String principal, String operation, String key) {
-        IdempotencyRecord found = liveRecord(pendingId(principal, operation, key));
-        if (found == null || found.result() == null) {
-            return Optional.empty();
-        }
-        Waiting waiting = waiting(found.result());
-        return waiting.pending().expiresAt().isAfter(clock.instant()) ? Optional.of(waiting.pending())
-                : Optional.empty();
+        return approvals.pending(principal, operation, key);
     }
 
     /**
@@ -351,23 +308,7 @@ public final class McpConfirmations implements ConfirmationGate {
      * @throws dev.idempotency.IdempotencyStoreException if the store fails
      */
     public List<Pending> pending(int limit) {
-        if (limit < 1) {
-            throw new IllegalArgumentException("pending(" + limit + "): the limit must be at least 1");
-        }
-        List<Pending> waiting = new ArrayList<>();
-        Set<Listed> seen = new HashSet<>();
-        for (int n = 0; n < MAX_LISTED_PENDING; n++) {
-            IdempotencyRecord slot = liveRecord(indexId(n));
-            if (slot == null || slot.result() == null || slot.result().length == 0) {
-                continue;
-            }
-            Listed listed = listed(slot.result());
-            if (seen.add(listed)) {
-                pending(listed.principal(), listed.operation(), listed.key()).ifPresent(waiting::add);
-            }
-        }
-        waiting.sort(Comparator.comparing(Pending::requestedAt));
-        return List.copyOf(waiting.subList(0, Math.min(limit, waiting.size())));
+        return approvals.pending(limit);
     }
 
     /**
@@ -378,13 +319,7 @@ public final class McpConfirmations implements ConfirmationGate {
      * @throws dev.idempotency.IdempotencyStoreException if the store fails
      */
     public Optional<Answer> approval(Pending pending) {
-        IdempotencyRecord found = liveRecord(approvalId(pending.principal(), pending.operation(), pending.key(),
-                pending.argumentDigest()));
-        return found == null || found.result() == null ? Optional.empty() : Optional.of(decode(found.result()));
-    }
-
-    /** What an index slot holds: which pending call it lists. */
-    record Listed(String principal, String operation, String key) {
+        return approvals.approval(pending);
     }
 
     /**
@@ -407,322 +342,22 @@ public final class McpConfirmations implements ConfirmationGate {
      *                                  or it was sent again with other arguments)
      */
     public Answer approve(String principal, String operation, String key, String argumentDigest, ResolvedBy by) {
-        Objects.requireNonNull(principal, "principal");
-        Objects.requireNonNull(argumentDigest, "argumentDigest");
-        Objects.requireNonNull(by, "by");
-        if (!tokens) {
-            throw new IllegalStateException("approve(" + operation + ", '" + key + "'): this gate gives no"
-                    + " confirmation tokens (McpConfirmations.Builder.tokens(true)), so no call waits for an approver");
-        }
-        if (by.actor().equals(principal)) {
-            throw new IllegalArgumentException("approve(" + operation + ", '" + key + "'): the approver '"
-                    + by.actor() + "' is the MCP principal that made the call; another person must approve it");
-        }
-        IdempotencyRecord found = liveRecord(pendingId(principal, operation, key));
-        Waiting waiting = found == null || found.result() == null ? null : waiting(found.result());
-        if (waiting == null || !waiting.pending().argumentDigest().equals(argumentDigest)
-                || !waiting.pending().expiresAt().isAfter(clock.instant())) {
-            throw new IllegalStateException("approve(" + operation + ", '" + key + "'): no call of principal '"
-                    + principal + "' with these arguments (digest " + argumentDigest + ") waits for an approver: it"
-                    + " ran, its token expired, or it was sent again with other arguments");
-        }
-        Pending pending = waiting.pending();
-        byte[] id = approvalId(principal, operation, key, argumentDigest);
-        IdempotencyRecord earlier = liveRecord(id);
-        if (earlier != null && earlier.result() != null) {
-            return decode(earlier.result());
-        }
-        Map<String, Object> content = new LinkedHashMap<>();
-        content.put("approvedBy", by.actor());
-        content.put("reason", by.reason());
-        Answer answer = new Answer(APPROVE, true, principal, pending.tool(), operation, key, argumentDigest,
-                clock.instant().truncatedTo(ChronoUnit.MILLIS), content, pending.shown());
-        put(id, APPROVAL_OPERATION, JSON.writeValueAsBytes(answer), pending.expiresAt());
-        record(answer, waiting.retention());
-        return answer;
+        return approvals.approve(principal, operation, key, argumentDigest, by);
     }
 
     /** Records the call that just got {@code token}, so that an approver finds it ({@link #pending}). */
-    void pend(McpCall mcp, String operation, String key, Minted token) {
-        Pending pending = new Pending(mcp.principal(), mcp.tool(), operation, key, mcp.argumentDigest(),
-                mcp.shown(), clock.instant().truncatedTo(ChronoUnit.MILLIS), token.expiresAt());
-        put(pendingId(mcp.principal(), operation, key), PENDING_OPERATION,
-                JSON.writeValueAsBytes(new Waiting(pending, mcp.ttl())), token.expiresAt());
-        index(new Listed(mcp.principal(), operation, key), token.expiresAt());
-    }
-
-    /**
-     * Lists the pending call in an index slot until {@code until}: the slot that lists it already (kept until the
-     * later of its expiry and {@code until}), else the first free or expired one. One read per slot; a call that
-     * cannot be listed is logged and waits all the same.
-     */
-    private void index(Listed listed, Instant until) {
-        byte[] data = JSON.writeValueAsBytes(listed);
-        for (int attempt = 0; attempt < 5; attempt++) {
-            Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
-            int free = -1;
-            IdempotencyRecord freeSlot = null;
-            boolean raced = false;
-            for (int n = 0; n < MAX_LISTED_PENDING && !raced; n++) {
-                Optional<IdempotencyRecord> found = store.find(indexId(n));
-                if (found.isEmpty()) {
-                    if (free < 0) {
-                        free = n;
-                    }
-                    continue;
-                }
-                IdempotencyRecord slot = found.get();
-                boolean live = slot.status() == IdempotencyRecord.Status.COMPLETED && !slot.isExpired(now);
-                if (live && Arrays.equals(slot.result(), data)) {
-                    if (slot.expiresAt().isBefore(until) && !store.resolve(slot, data, until)) {
-                        raced = true;
-                        continue;
-                    }
-                    return;
-                }
-                if (free < 0 && slot.status() == IdempotencyRecord.Status.COMPLETED && !live) {
-                    free = n;
-                    freeSlot = slot;
-                }
-            }
-            if (raced) {
-                continue;
-            }
-            if (free < 0) {
-                System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not listed: "
-                        + MAX_LISTED_PENDING + " calls wait for an approver already; " + listed.operation() + " key '"
-                        + listed.key() + "' of principal '" + listed.principal() + "' is approvable by pending("
-                        + "principal, operation, key) only");
-                return;
-            }
-            byte[] id = indexId(free);
-            if (freeSlot != null) {
-                if (store.resolve(freeSlot, data, until)) {
-                    return;
-                }
-                continue;
-            }
-            ClaimResult claimed = store.claim(new ClaimRequest(id, PENDING_OPERATION,
-                    HexFormat.of().formatHex(id, 0, 8), id, Tier.REVERSIBLE, now, until, until,
-                    Duration.ofSeconds(1)));
-            if (claimed.isAcquired() && store.complete(id, until, data, until)) {
-                return;
-            }
-        }
-        // the call waits all the same: only the list misses it
-        System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not listed: the "
-                + listed.operation() + " call of key '" + listed.key() + "' of principal '" + listed.principal()
-                + "' lost its index slot to concurrent calls 5 times; it is approvable by pending(principal,"
-                + " operation, key) only");
-    }
-
-    private static byte[] indexId(int slot) {
-        return Canonical.sha256(("pending-index|" + slot).getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static Listed listed(byte[] data) {
-        try {
-            return JSON.readValue(data, Listed.class);
-        } catch (JacksonException e) {
-            throw new IllegalStateException("an index slot of the calls waiting for an approver cannot be read: "
-                    + e.getOriginalMessage(), e);
-        }
-    }
-
-    /** Writes {@code data} under {@code id} until {@code until}, replacing what was there. */
-    private void put(byte[] id, String operation, byte[] data, Instant until) {
-        for (int attempt = 0; attempt < 5; attempt++) {
-            Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
-            ClaimResult claimed = store.claim(new ClaimRequest(id, operation, HexFormat.of().formatHex(id, 0, 8), id,
-                    Tier.REVERSIBLE, now, until, until, Duration.ofSeconds(1)));
-            if (claimed.isAcquired()) {
-                if (store.complete(id, until, data, until)) {
-                    return;
-                }
-                continue;
-            }
-            Optional<IdempotencyRecord> found = store.find(id);
-            if (found.isPresent() && found.get().status() == IdempotencyRecord.Status.COMPLETED
-                    && store.resolve(found.get(), data, until)) {
-                return;
-            }
-        }
-        throw new IllegalStateException("the store did not keep " + operation + " record "
-                + HexFormat.of().formatHex(id, 0, 8) + " after 5 attempts (written concurrently)");
-    }
-
-    /** The completed, unexpired record under {@code id}, or null. */
-    private @Nullable IdempotencyRecord liveRecord(byte[] id) {
-        Optional<IdempotencyRecord> found = store.find(id);
-        return found.isPresent() && found.get().status() == IdempotencyRecord.Status.COMPLETED
-                && !found.get().isExpired(clock.instant()) ? found.get() : null;
-    }
-
-    private static byte[] pendingId(String principal, String operation, String key) {
-        return Canonical.sha256(("pending|" + principal.length() + ":" + principal + "|" + operation.length() + ":"
-                + operation + "|" + key.length() + ":" + key).getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static byte[] approvalId(String principal, String operation, String key, String argumentDigest) {
-        return Canonical.sha256(("approval|" + binding(principal, operation, key, argumentDigest))
-                .getBytes(StandardCharsets.UTF_8));
-    }
-
-    /**
-     * Claims the first free answer slot of the call, and completes it with the answer; then the same in the slots of
-     * the operation and key, which {@link #answers(String, String)} reads.
-     */
-    private void record(Answer answer, Duration retention) {
-        byte[] data = JSON.writeValueAsBytes(answer);
-        Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
-        Instant until = now.plus(retention.isZero() ? ttl : retention);
-        if (!record(data, now, until, n -> answerId(answer.principal(), answer.operation(), answer.key(), n))) {
-            System.getLogger(McpConfirmations.class.getName()).log(System.Logger.Level.WARNING, "not recorded: "
-                    + MAX_ANSWERS + " elicitation answers are kept per call, and " + answer.tool() + " key '"
-                    + answer.key() + "' has them all");
-            return;
-        }
-        // a key's slots are full only when its principals answered 64 times: the per-call record above still stands
-        record(data, now, until, n -> keyAnswerId(answer.operation(), answer.key(), n));
-    }
-
-    private boolean record(byte[] data, Instant now, Instant until, java.util.function.IntFunction<byte[]> slot) {
-        for (int n = 0; n < MAX_ANSWERS; n++) {
-            byte[] id = slot.apply(n);
-            ClaimResult claimed = store.claim(new ClaimRequest(id, ANSWER_OPERATION,
-                    HexFormat.of().formatHex(id, 0, 8), id, Tier.REVERSIBLE, now, until, until,
-                    Duration.ofSeconds(1)));
-            if (claimed.isAcquired()) {
-                store.complete(id, until, data, until);
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static Waiting waiting(byte[] data) {
-        try {
-            return JSON.readValue(data, Waiting.class);
-        } catch (JacksonException e) {
-            throw new IllegalStateException("a call waiting for an approver in the store cannot be read: "
-                    + e.getOriginalMessage(), e);
-        }
-    }
-
-    private static Answer decode(byte[] data) {
-        try {
-            return JSON.readValue(data, new TypeReference<Answer>() { });
-        } catch (JacksonException e) {
-            throw new IllegalStateException("an elicitation answer in the store cannot be read: " + e.getMessage(), e);
-        }
-    }
-
-    private static byte[] answerId(String principal, String operation, String key, int n) {
-        return Canonical.sha256(("answer|" + principal.length() + ":" + principal + "|" + operation.length() + ":"
-                + operation + "|" + key.length() + ":" + key + "|" + n).getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static byte[] keyAnswerId(String operation, String key, int n) {
-        return Canonical.sha256(("key-answer|" + operation.length() + ":" + operation + "|" + key.length() + ":" + key
-                + "|" + n).getBytes(StandardCharsets.UTF_8));
+    void pend(McpCall mcp, String operation, String key, ConfirmationTokens.Minted token) {
+        approvals.pend(mcp, operation, key, token.expiresAt());
     }
 
     /** A key of its own for {@code purpose}, derived from the secret (HMAC-SHA256 of the purpose). */
     byte[] derivedKey(String purpose) {
-        return mac(purpose);
-    }
-
-    /** A random key of this process, for a request state no other node opens. */
-    static byte[] randomKey() {
-        byte[] key = new byte[32];
-        RANDOM.nextBytes(key);
-        return key;
+        return confirmationTokens.derivedKey(purpose);
     }
 
     /** A token for this call: principal, operation, key and argument digest, valid for {@link #ttl()}. */
-    Minted mint(String principal, String operation, String key, String argumentDigest) {
-        byte[] nonce = new byte[16];
-        RANDOM.nextBytes(nonce);
-        Instant expiresAt = clock.instant().plus(ttl).truncatedTo(ChronoUnit.SECONDS);
-        String payload = String.join("|", "v1", B64.encodeToString(nonce), Long.toString(expiresAt.getEpochSecond()),
-                binding(principal, operation, key, argumentDigest));
-        String body = B64.encodeToString(payload.getBytes(StandardCharsets.UTF_8));
-        return new Minted(body + "." + B64.encodeToString(mac(body)), expiresAt);
-    }
-
-    record Minted(String token, Instant expiresAt) {
-    }
-
-    /** The token's expiry when it is valid for this call (signed, unexpired, bound to it), else null. */
-    private @Nullable Instant verify(String token, McpCall mcp, Call call) {
-        int dot = token.indexOf('.');
-        if (dot <= 0 || dot != token.lastIndexOf('.')) {
-            return null;
-        }
-        String body = token.substring(0, dot);
-        byte[] sent;
-        String payload;
-        try {
-            sent = B64D.decode(token.substring(dot + 1));
-            payload = new String(B64D.decode(body), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
-        if (!MessageDigest.isEqual(sent, mac(body))) {
-            return null;
-        }
-        String[] parts = payload.split("\\|", -1);
-        if (parts.length != 4 || !"v1".equals(parts[0])) {
-            return null;
-        }
-        long expires;
-        try {
-            expires = Long.parseLong(parts[2]);
-        } catch (NumberFormatException e) {
-            return null;
-        }
-        Instant expiresAt = Instant.ofEpochSecond(expires);
-        if (!clock.instant().isBefore(expiresAt)) {
-            return null;
-        }
-        return MessageDigest.isEqual(parts[3].getBytes(StandardCharsets.UTF_8),
-                binding(mcp.principal(), call.operation(), call.key(), mcp.argumentDigest())
-                        .getBytes(StandardCharsets.UTF_8)) ? expiresAt : null;
-    }
-
-    /** Whether the token was consumed already (by a run, or by an answer to {@code input_required}). */
-    private boolean used(String token) {
-        return store.find(Canonical.sha256(token.getBytes(StandardCharsets.UTF_8))).isPresent();
-    }
-
-    /** Claims the token's nonce in the store: true for the first caller only, on every node. */
-    private boolean consume(String token) {
-        byte[] id = Canonical.sha256(token.getBytes(StandardCharsets.UTF_8));
-        Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
-        // the record outlives the token, so a replayed token finds it until it could no longer verify anyway
-        Instant until = now.plus(ttl).plus(ttl);
-        ClaimResult claimed = store.claim(new ClaimRequest(id, CONSUMED_OPERATION, HexFormat.of().formatHex(id, 0, 8),
-                id, Tier.IRREVERSIBLE, now, until, until, Duration.ofSeconds(5)));
-        if (!claimed.isAcquired()) {
-            return false;
-        }
-        store.complete(id, until, new byte[0], until);
-        return true;
-    }
-
-    private static String binding(String principal, String operation, String key, String argumentDigest) {
-        return Canonical.sha256Hex(principal.length() + ":" + principal + "|" + operation.length() + ":" + operation
-                + "|" + key.length() + ":" + key + "|" + argumentDigest);
-    }
-
-    private byte[] mac(String body) {
-        try {
-            Mac mac = Mac.getInstance("HmacSHA256");
-            mac.init(new SecretKeySpec(secret, "HmacSHA256"));
-            return mac.doFinal(body.getBytes(StandardCharsets.US_ASCII));
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("every Java runtime has HmacSHA256", e);
-        }
+    ConfirmationTokens.Minted mint(String principal, String operation, String key, String argumentDigest) {
+        return confirmationTokens.mint(principal, operation, key, argumentDigest);
     }
 
     /** Builds {@link McpConfirmations}. */

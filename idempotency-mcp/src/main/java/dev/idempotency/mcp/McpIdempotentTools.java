@@ -123,7 +123,7 @@ public final class McpIdempotentTools {
     public RequestStateCodec requestStateCodec() {
         byte[] key = requestStateSecret != null ? requestStateSecret.clone()
                 : confirmations != null ? confirmations.derivedKey("dev.idempotency/mcp-request-state")
-                : McpConfirmations.randomKey();
+                : ConfirmationTokens.randomKey();
         return HmacRequestStateCodec.builder().key(key).principalExtractor(principal)
                 .ttl(confirmations != null ? confirmations.ttl() : Duration.ofMinutes(10)).build();
     }
@@ -244,7 +244,7 @@ public final class McpIdempotentTools {
      * What one call came to: a result, or (a 2026-07-28 call of an irreversible tool waiting for its user) the token
      * to send back as request state with the question {@code shown}.
      */
-    record Outcome(@Nullable CallToolResult result, McpConfirmations.@Nullable Minted ask, String shown) {
+    record Outcome(@Nullable CallToolResult result, ConfirmationTokens.@Nullable Minted ask, String shown) {
     }
 
     /**
@@ -336,7 +336,7 @@ public final class McpIdempotentTools {
             return new Outcome(ToolResults.confirmationRequired(e, null, null), null, shown);
         }
         String operation = e.operation() != null ? e.operation() : tool.operation();
-        McpConfirmations.Minted minted = confirmations.mint(who, operation, e.key(), digest);
+        ConfirmationTokens.Minted minted = confirmations.mint(who, operation, e.key(), digest);
         if (modern != null) {
             return new Outcome(null, minted, shown);
         }
