@@ -22,6 +22,7 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
@@ -104,6 +105,33 @@ class ConsoleBrowserPostgresIT {
         }
     }
 
+    /**
+     * Clicks what {@code by} finds and waits until the browser has left the page it was on: a click returns before a
+     * form's answer is loaded on a busy machine, and the next assertion would read the old page.
+     */
+    private void clickToNewPage(By by) {
+        WebElement old = browser.findElement(By.tagName("html"));
+        browser.findElement(by).click();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (true) {
+            try {
+                old.isDisplayed();
+            } catch (StaleElementReferenceException left) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("clicking " + by + " did not load another page within 30 s; still on "
+                        + browser.getCurrentUrl());
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting for the page after clicking " + by, e);
+            }
+        }
+    }
+
     private void screenshot(String name) throws IOException {
         File shot = ((ChromeDriver) browser).getScreenshotAs(OutputType.FILE);
         Files.copy(shot.toPath(), SHOTS.resolve(name), StandardCopyOption.REPLACE_EXISTING);
@@ -128,13 +156,13 @@ class ConsoleBrowserPostgresIT {
 
         browser.findElement(By.name("username")).sendKeys("alice");
         browser.findElement(By.name("password")).sendKeys(ConsoleTestApplication.PASSWORD);
-        browser.findElement(By.cssSelector("button[type=submit]")).click();
+        clickToNewPage(By.cssSelector("button[type=submit]"));
         assertThat(browser.getCurrentUrl()).startsWith(base + "/idempotency/");
         assertThat(browser.findElement(By.id("backlog")).getText()).contains("Payouts.send");
         assertThat(browser.findElement(By.id("needs-review")).getText()).contains(KEY).contains("IRREVERSIBLE");
         screenshot("02-overview.png");
 
-        browser.findElement(By.linkText(KEY)).click();
+        clickToNewPage(By.linkText(KEY));
         assertThat(browser.findElement(By.id("status")).getText()).isEqualTo("NEEDS_REVIEW");
         List<String> attempts = browser.findElements(By.cssSelector("#attempts tr td:nth-child(2)")).stream()
                 .map(WebElement::getText).toList();
@@ -147,7 +175,7 @@ class ConsoleBrowserPostgresIT {
         browser.findElement(By.cssSelector("#not-executed textarea[name=reason]"))
                 .sendKeys("gateway statement of 2026-12-05 shows no payout " + KEY);
         screenshot("03-key.png");
-        browser.findElement(By.cssSelector("#not-executed button[type=submit]")).click();
+        clickToNewPage(By.cssSelector("#not-executed button[type=submit]"));
 
         assertThat(browser.findElement(By.id("done")).getText()).isEqualTo("Resolved as not executed by alice.");
         assertThat(browser.findElement(By.id("status")).getText()).startsWith("no record");
