@@ -80,10 +80,14 @@ final class RedisServers implements AutoCloseable {
     }
 
     private void start(int port, Path home, List<String> command) {
-        try (Socket taken = new Socket("127.0.0.1", port)) {
-            fail("port " + port + " is already in use (a server left by an earlier run?): the suite would talk to it");
+        boolean taken;
+        try (Socket probe = new Socket("127.0.0.1", port)) {
+            taken = probe.isConnected();
         } catch (IOException free) {
-            // as it must be
+            taken = false;  // as it must be
+        }
+        if (taken) {
+            fail("port " + port + " is already in use (a server left by an earlier run?): the suite would talk to it");
         }
         Process p = null;
         try {
