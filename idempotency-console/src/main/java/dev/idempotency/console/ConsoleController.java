@@ -202,36 +202,32 @@ class ConsoleController {
     ResponseEntity<String> approve(HttpServletRequest request, @RequestParam String principal,
             @RequestParam String operation, @RequestParam String key, @RequestParam String digest,
             @RequestParam(required = false) @Nullable String reason) {
-        ResponseEntity<String> refused = refusal(request);
+        ResponseEntity<String> refused = postRefusal(request, "An approval");
         if (refused != null) {
             return refused;
-        }
-        if (!Csrf.sameOrigin(request)) {
-            return html(request, 403, "Refused", "<p class=\"banner error\">An approval must be posted from the"
-                    + " console's own page (its Origin header names another site, or none).</p>");
         }
         ConfirmationAnswers source = confirmations.get();
         if (source == null || !source.approvals()) {
             return html(request, 404, "No approvals", "<p class=\"banner error\">The application has no"
                     + " McpConfirmations giving confirmation tokens: no call waits for an approver.</p>");
         }
+        ResolvedBy by;
+        try {
+            by = new ResolvedBy(actor(request), reason == null ? "" : reason);
+        } catch (IllegalArgumentException noReason) {
+            return overviewPage(request, 400, "<p class=\"banner error\" id=\"problem\">Not approved: "
+                    + esc(noReason.getMessage()) + "</p>");
+        }
         int status;
         String problem;
         try {
-            ResolvedBy by = new ResolvedBy(actor(request), reason == null ? "" : reason);
-            try {
-                source.approve(principal, operation, key, digest, by);
-                String to = UriComponentsBuilder.fromPath(request.getContextPath() + base + "/")
-                        .queryParam("approved", "{k}").encode().buildAndExpand(key).toUriString();
-                return ResponseEntity.status(303).location(URI.create(to)).cacheControl(CacheControl.noStore())
-                        .build();
-            } catch (IllegalArgumentException e) {
-                // the approver made the call: the one refusal that is about who asks
-                status = 403;
-                problem = e.getMessage();
-            }
+            source.approve(principal, operation, key, digest, by);
+            String to = UriComponentsBuilder.fromPath(request.getContextPath() + base + "/")
+                    .queryParam("approved", "{k}").encode().buildAndExpand(key).toUriString();
+            return ResponseEntity.status(303).location(URI.create(to)).cacheControl(CacheControl.noStore()).build();
         } catch (IllegalArgumentException e) {
-            status = 400;
+            // the approver made the call: the one refusal that is about who asks
+            status = 403;
             problem = e.getMessage();
         } catch (IdempotencyStoreException e) {
             status = 503;
@@ -526,14 +522,9 @@ class ConsoleController {
             @RequestParam String key, @RequestParam(defaultValue = "") String scope, @RequestParam String outcome,
             @RequestParam(required = false) @Nullable String result,
             @RequestParam(required = false) @Nullable String reason) {
-        ResponseEntity<String> refused = refusal(request);
+        ResponseEntity<String> refused = postRefusal(request, "A resolution");
         if (refused != null) {
             return refused;
-        }
-        if (!Csrf.sameOrigin(request)) {
-            return html(request, 403, "Refused", "<p class=\"banner error\">A resolution must be posted from the"
-                    + " console's own"
-                    + " page (its Origin header names another site, or none).</p>");
         }
         IdempotencyResolver.Answer answer = resolver.resolve(actor(request), operation, scope, key, outcome, result,
                 reason);
@@ -589,6 +580,19 @@ class ConsoleController {
                     .body(principal.getName() + " has none of the roles idempotency.console.roles names.\n");
         }
         return null;
+    }
+
+    /**
+     * What {@link #refusal} refuses, and a form posted from another site (its Origin names another, or none):
+     * {@code what} (an approval, a resolution) is made only from the console's own page. Null when it may go on.
+     */
+    private @Nullable ResponseEntity<String> postRefusal(HttpServletRequest request, String what) {
+        ResponseEntity<String> refused = refusal(request);
+        if (refused != null || Csrf.sameOrigin(request)) {
+            return refused;
+        }
+        return html(request, 403, "Refused", "<p class=\"banner error\">" + what + " must be posted from the"
+                + " console's own page (its Origin header names another site, or none).</p>");
     }
 
     private ResponseEntity<String> html(HttpServletRequest request, int status, String title, String body) {
