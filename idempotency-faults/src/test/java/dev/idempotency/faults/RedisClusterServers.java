@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -12,7 +13,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A Redis Cluster made by the cluster storm: six {@code redis-server --cluster-enabled yes} processes on ports
@@ -134,22 +138,16 @@ final class RedisClusterServers implements AutoCloseable {
     private static void await(int port, String expected, String... command) {
         List<String> args = new ArrayList<>(List.of("redis-cli", "-p", String.valueOf(port)));
         args.addAll(List.of(command));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        String last = "";
-        while (System.nanoTime() < deadline) {
-            last = run(false, args.toArray(String[]::new));
-            if (last.contains(expected)) {
-                return;
-            }
-            try {
-                Thread.sleep(100);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
+        AtomicReference<String> last = new AtomicReference<>("");
+        try {
+            Awaitility.await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100)).until(() -> {
+                last.set(run(false, args.toArray(String[]::new)));
+                return last.get().contains(expected);
+            });
+        } catch (ConditionTimeoutException e) {
+            throw new IllegalStateException("Redis on " + port + " never answered " + expected + " to "
+                    + String.join(" ", command) + "; last:\n" + last.get(), e);
         }
-        throw new IllegalStateException("Redis on " + port + " never answered " + expected + " to "
-                + String.join(" ", command) + "; last:\n" + last);
     }
 
     private static String run(boolean check, String... command) {

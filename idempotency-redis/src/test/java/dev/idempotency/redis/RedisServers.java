@@ -19,6 +19,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -169,17 +171,10 @@ final class RedisServers implements AutoCloseable {
 
     /** Waits until {@code condition} holds, or fails with {@code why}. */
     static void await(Duration within, BooleanSupplier condition, java.util.function.Supplier<String> why) {
-        long end = System.nanoTime() + within.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                fail(why.get());
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException(e);
-            }
+        try {
+            Awaitility.await().atMost(within).pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
+        } catch (ConditionTimeoutException e) {
+            fail(why.get());
         }
     }
 
